@@ -1,0 +1,111 @@
+//! Request → route mapping. Pure: no I/O, tested on its own.
+//!
+//! The API is one Lambda behind a catch-all API Gateway route, so unknown paths and wrong methods
+//! reach this code and get the same JSON error contract as everything else.
+
+use http::Method;
+use likes_core::{ApiError, PostId};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Like(PostId),
+    Unlike(PostId),
+    GetLike(PostId),
+}
+
+/// The shape of a path, before its ids are validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape<'a> {
+    PostLike(&'a str),
+}
+
+fn shape(path: &str) -> Option<Shape<'_>> {
+    let rest = path.strip_prefix('/')?;
+    let segments: Vec<&str> = rest.split('/').collect();
+    match segments.as_slice() {
+        ["posts", id, "like"] => Some(Shape::PostLike(id)),
+        _ => None,
+    }
+}
+
+const POST_LIKE_ALLOW: &str = "GET, PUT, DELETE";
+
+/// Maps method and raw path to a route. Errors: 404 (no such path), 405 (path exists, method
+/// does not; carries `Allow`), 400 (an id in the path is not a canonical UUID).
+///
+/// Callers that must rank errors (a 401 beats a 400 for a bad id) use [`ApiError::status`].
+pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
+    let shape = shape(path).ok_or_else(|| ApiError::not_found(path))?;
+    match shape {
+        Shape::PostLike(id) => {
+            let make = match *method {
+                Method::PUT => Route::Like,
+                Method::DELETE => Route::Unlike,
+                Method::GET => Route::GetLike,
+                _ => {
+                    return Err(ApiError::method_not_allowed(
+                        method.as_str(),
+                        POST_LIKE_ALLOW,
+                    ))
+                }
+            };
+            Ok(make(PostId::parse(id)?))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+
+    #[test]
+    fn maps_the_write_routes() {
+        let post = PostId::parse(P).unwrap();
+        let path = format!("/posts/{P}/like");
+        assert_eq!(route(&Method::PUT, &path), Ok(Route::Like(post)));
+        assert_eq!(route(&Method::DELETE, &path), Ok(Route::Unlike(post)));
+        assert_eq!(route(&Method::GET, &path), Ok(Route::GetLike(post)));
+    }
+
+    #[test]
+    fn wrong_method_is_405_with_allow() {
+        for m in [Method::POST, Method::PATCH, Method::HEAD, Method::OPTIONS] {
+            let err = route(&m, &format!("/posts/{P}/like")).unwrap_err();
+            assert_eq!(err.status, 405, "{m}");
+            assert_eq!(err.allow, Some("GET, PUT, DELETE"));
+        }
+    }
+
+    #[test]
+    fn unknown_paths_are_404() {
+        for p in [
+            "/",
+            "",
+            "/posts",
+            &format!("/posts/{P}"),
+            &format!("/posts/{P}/like/"),
+            &format!("/posts/{P}/likes/extra"),
+            &format!("//posts/{P}/like"),
+            &format!("/POSTS/{P}/like"),
+        ] {
+            assert_eq!(route(&Method::GET, p).unwrap_err().status, 404, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn bad_ids_are_400_naming_the_field() {
+        for id in [
+            "nope",
+            "0F8FAD5B-D9CB-469F-A165-70867728950E",
+            "a%20b",
+            "ü",
+            "",
+        ] {
+            let err = route(&Method::PUT, &format!("/posts/{id}/like")).unwrap_err();
+            assert_eq!(err.status, 400, "{id:?}");
+            assert!(err.message.contains("post_id"));
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Configuration from the environment, and the one DynamoDB client a process builds.
+
+use std::time::Duration;
+
+use aws_config::retry::RetryConfig;
+use aws_config::timeout::TimeoutConfig;
+use aws_config::BehaviorVersion;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("environment variable {0} must be set")]
+    Missing(&'static str),
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub likes_table: String,
+    pub counts_table: String,
+}
+
+impl Config {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let var = |name: &'static str| {
+            std::env::var(name)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .ok_or(ConfigError::Missing(name))
+        };
+        Ok(Self {
+            likes_table: var("LIKES_TABLE_NAME")?,
+            counts_table: var("COUNTS_TABLE_NAME")?,
+        })
+    }
+}
+
+/// Builds the DynamoDB client from the standard AWS environment: credentials, region, and the
+/// endpoint (`AWS_ENDPOINT_URL_DYNAMODB` or `AWS_ENDPOINT_URL`), so one binary serves AWS and the
+/// local emulator alike.
+///
+/// Timeouts are explicit and short: API Gateway gives up after 30 s, and a request that cannot
+/// reach DynamoDB should become a 503 with `Retry-After` well before that. Three attempts with
+/// the SDK's jittered backoff absorb brief throttling.
+pub async fn dynamo_client() -> aws_sdk_dynamodb::Client {
+    let shared = aws_config::defaults(BehaviorVersion::latest())
+        .retry_config(RetryConfig::standard().with_max_attempts(3))
+        .timeout_config(
+            TimeoutConfig::builder()
+                .connect_timeout(Duration::from_secs(1))
+                .operation_attempt_timeout(Duration::from_secs(3))
+                .operation_timeout(Duration::from_secs(8))
+                .build(),
+        )
+        .load()
+        .await;
+    aws_sdk_dynamodb::Client::new(&shared)
+}

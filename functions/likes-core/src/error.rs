@@ -1,0 +1,107 @@
+//! Errors and their HTTP mapping.
+//!
+//! Two layers: [`StoreError`] is what the DynamoDB stores return (library error, `thiserror`);
+//! [`ApiError`] is what a client sees: a status, a stable snake_case code, and a sentence.
+
+use serde_json::json;
+
+/// Seconds a client should wait before retrying after a 503.
+pub const RETRY_AFTER_SECS: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Throttled, timed out or unreachable after the SDK's own retries. Retrying later may work.
+    #[error("DynamoDB is unavailable: {0}")]
+    Unavailable(String),
+    /// Anything else: a bug, a misconfiguration (missing table, denied permission), or a
+    /// response we did not expect.
+    #[error("DynamoDB request failed: {0}")]
+    Internal(String),
+}
+
+/// An error response: `{"error": {"code": …, "message": …}}` with an HTTP status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: String,
+    /// Set for 503: the `Retry-After` header, in seconds.
+    pub retry_after: Option<u32>,
+    /// Set for 405: the `Allow` header.
+    pub allow: Option<&'static str>,
+}
+
+impl ApiError {
+    fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+            allow: None,
+        }
+    }
+
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(400, code, message)
+    }
+
+    pub fn invalid_id(field: &str, raw: &str) -> Self {
+        Self::bad_request(
+            "invalid_id",
+            format!("{field} must be a lowercase hyphenated UUID, got {raw:?}"),
+        )
+    }
+
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(401, "unauthorized", message)
+    }
+
+    pub fn not_found(path: &str) -> Self {
+        let shown: String = path.chars().take(200).collect();
+        Self::new(404, "not_found", format!("no route for {shown:?}"))
+    }
+
+    pub fn method_not_allowed(method: &str, allow: &'static str) -> Self {
+        let shown: String = method.chars().take(20).collect();
+        let mut e = Self::new(
+            405,
+            "method_not_allowed",
+            format!("{shown} is not allowed here; use one of {allow}"),
+        );
+        e.allow = Some(allow);
+        e
+    }
+
+    pub fn unavailable() -> Self {
+        let mut e = Self::new(
+            503,
+            "unavailable",
+            "the likes store is busy or unreachable; retry after the Retry-After delay",
+        );
+        e.retry_after = Some(RETRY_AFTER_SECS);
+        e
+    }
+
+    /// A bug or misconfiguration. The request id lets an operator find the log line; the cause
+    /// itself stays in the logs, not in the response.
+    pub fn internal(request_id: &str) -> Self {
+        Self::new(
+            500,
+            "internal",
+            format!("internal error; quote request id {request_id} when reporting it"),
+        )
+    }
+
+    pub fn body(&self) -> serde_json::Value {
+        json!({ "error": { "code": self.code, "message": self.message } })
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.status, self.code, self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
