@@ -1,1 +1,168 @@
+//! Shared harness for the integration tests: a DynamoDB client for the local emulator (moto's
+//! server, started by `make test` / `infra/with-moto.sh`), throwaway tables created from the
+//! same schema the template deploys, and builders for Lambda events.
 
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::config::{Credentials, Region};
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::Client;
+use lambda_http::{Body, Request};
+use likes_core::schema::{create_table, COUNTS, LIKES};
+use likes_core::{DynamoCounts, DynamoLikes};
+use serde_json::{json, Value};
+
+pub const ENDPOINT_VAR: &str = "LIKES_TEST_DYNAMODB_ENDPOINT";
+
+pub fn endpoint() -> String {
+    std::env::var(ENDPOINT_VAR).unwrap_or_else(|_| {
+        panic!("{ENDPOINT_VAR} is not set: run the integration tests with `make test`, which starts the emulator")
+    })
+}
+
+/// A client configured like production (retries, timeouts) but pointed at `endpoint`.
+pub async fn client_for(endpoint: &str) -> Client {
+    let conf = likes_core::config::sdk_loader()
+        .endpoint_url(endpoint)
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("test", "test", None, None, "tests"))
+        .load()
+        .await;
+    Client::new(&conf)
+}
+
+pub async fn client() -> Client {
+    client_for(&endpoint()).await
+}
+
+/// A fresh pair of tables, unique to one test.
+pub struct Tables {
+    pub client: Client,
+    pub likes_table: String,
+    pub counts_table: String,
+}
+
+impl Tables {
+    pub async fn new() -> Self {
+        let client = client().await;
+        let suffix = uuid::Uuid::new_v4().simple().to_string();
+        let likes_table = format!("likes-{suffix}");
+        let counts_table = format!("counts-{suffix}");
+        create_table(&client, &LIKES, &likes_table)
+            .await
+            .expect("create Likes table");
+        create_table(&client, &COUNTS, &counts_table)
+            .await
+            .expect("create Counts table");
+        Self {
+            client,
+            likes_table,
+            counts_table,
+        }
+    }
+
+    pub fn likes(&self) -> DynamoLikes {
+        DynamoLikes::new(self.client.clone(), &self.likes_table)
+    }
+
+    pub fn counts(&self) -> DynamoCounts {
+        DynamoCounts::new(self.client.clone(), &self.counts_table)
+    }
+
+    pub fn app(&self) -> likes_api::App<DynamoLikes, DynamoCounts> {
+        likes_api::App::new(self.likes(), self.counts())
+    }
+
+    /// Every item in a table (consistent scan): what the tests assert against.
+    pub async fn scan(&self, table: &str) -> Vec<HashMap<String, AttributeValue>> {
+        let mut out = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .scan()
+                .table_name(table)
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .expect("scan");
+            out.extend(page.items.unwrap_or_default());
+            match page.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return out,
+            }
+        }
+    }
+
+    /// (post_id, user_id) of every like in the Likes table.
+    pub async fn like_pairs(&self) -> Vec<(String, String)> {
+        let mut pairs: Vec<(String, String)> = self
+            .scan(&self.likes_table)
+            .await
+            .into_iter()
+            .map(|item| {
+                let s = |k: &str| item[k].as_s().expect("string attribute").clone();
+                (s("post_id"), s("user_id"))
+            })
+            .collect();
+        pairs.sort();
+        pairs
+    }
+}
+
+/// An API Gateway HTTP API (payload 2.0) event, as API Gateway would send it after the JWT
+/// authorizer, converted by lambda_http exactly as in production.
+pub fn api_request(method: &str, raw_path: &str, sub: Option<&str>, body: Option<&str>) -> Request {
+    api_request_with_query(method, raw_path, "", sub, body)
+}
+
+pub fn api_request_with_query(
+    method: &str,
+    raw_path: &str,
+    raw_query: &str,
+    sub: Option<&str>,
+    body: Option<&str>,
+) -> Request {
+    let authorizer = sub.map(|s| {
+        json!({ "jwt": { "claims": { "sub": s, "iss": "https://issuer.example" }, "scopes": null } })
+    });
+    let event = json!({
+        "version": "2.0",
+        "routeKey": "ANY /{proxy+}",
+        "rawPath": raw_path,
+        "rawQueryString": raw_query,
+        "headers": { "host": "api.example.com", "content-type": "application/json" },
+        "requestContext": {
+            "accountId": "123456789012",
+            "apiId": "api",
+            "authorizer": authorizer,
+            "domainName": "api.example.com",
+            "domainPrefix": "api",
+            "http": {
+                "method": method,
+                "path": raw_path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": "127.0.0.1",
+                "userAgent": "tests"
+            },
+            "requestId": format!("req-{}", uuid::Uuid::new_v4()),
+            "routeKey": "ANY /{proxy+}",
+            "stage": "$default",
+            "time": "30/Nov/2026:20:00:00 +0000",
+            "timeEpoch": 1_796_000_000_000i64
+        },
+        "body": body,
+        "isBase64Encoded": false
+    });
+    lambda_http::request::from_str(&event.to_string()).expect("valid API Gateway v2 event")
+}
+
+/// Status and parsed JSON body of a response.
+pub fn read(resp: lambda_http::Response<Body>) -> (u16, Value, http::HeaderMap) {
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes: &[u8] = resp.body().as_ref();
+    let body = serde_json::from_slice(bytes).expect("response body is JSON");
+    (status, body, headers)
+}

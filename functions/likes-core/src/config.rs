@@ -33,15 +33,15 @@ impl Config {
     }
 }
 
-/// Builds the DynamoDB client from the standard AWS environment: credentials, region, and the
-/// endpoint (`AWS_ENDPOINT_URL_DYNAMODB` or `AWS_ENDPOINT_URL`), so one binary serves AWS and the
-/// local emulator alike.
+/// The SDK configuration loader every process starts from: credentials, region and endpoint
+/// from the standard AWS environment (`AWS_ENDPOINT_URL_DYNAMODB` or `AWS_ENDPOINT_URL`), so one
+/// binary serves AWS and the local emulator alike. Tests add an explicit endpoint on top.
 ///
 /// Timeouts are explicit and short: API Gateway gives up after 30 s, and a request that cannot
 /// reach DynamoDB should become a 503 with `Retry-After` well before that. Three attempts with
 /// the SDK's jittered backoff absorb brief throttling.
-pub async fn dynamo_client() -> aws_sdk_dynamodb::Client {
-    let shared = aws_config::defaults(BehaviorVersion::latest())
+pub fn sdk_loader() -> aws_config::ConfigLoader {
+    aws_config::defaults(BehaviorVersion::latest())
         .retry_config(RetryConfig::standard().with_max_attempts(3))
         .timeout_config(
             TimeoutConfig::builder()
@@ -50,7 +50,9 @@ pub async fn dynamo_client() -> aws_sdk_dynamodb::Client {
                 .operation_timeout(Duration::from_secs(8))
                 .build(),
         )
-        .load()
-        .await;
-    aws_sdk_dynamodb::Client::new(&shared)
+}
+
+/// The DynamoDB client from the environment (see [`sdk_loader`]).
+pub async fn dynamo_client() -> aws_sdk_dynamodb::Client {
+    aws_sdk_dynamodb::Client::new(&sdk_loader().load().await)
 }
