@@ -2,6 +2,8 @@
 //! server, started by `make test` / `infra/with-moto.sh`), throwaway tables created from the
 //! same schema the template deploys, and builders for Lambda events.
 
+pub mod stream;
+
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::config::{Credentials, Region};

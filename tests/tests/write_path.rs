@@ -178,7 +178,14 @@ async fn bad_input_gets_a_json_4xx_and_writes_nothing() {
     let good = format!("/posts/{post}/like");
 
     // (method, path, sub claim, body, expected status, expected error code)
-    type Case<'a> = (&'a str, String, Option<&'a str>, Option<&'a str>, u16, &'a str);
+    type Case<'a> = (
+        &'a str,
+        String,
+        Option<&'a str>,
+        Option<&'a str>,
+        u16,
+        &'a str,
+    );
     let cases: Vec<Case> = vec![
         (
             "PUT",

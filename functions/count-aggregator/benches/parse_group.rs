@@ -1,0 +1,68 @@
+//! CPU cost of the aggregator's pure part: decoding a Lambda DynamoDB stream payload and
+//! grouping its records by (post, bucket). Prints records/s for 1,000 and 10,000 records.
+//!
+//! `cargo bench -p count-aggregator`
+
+use std::hint::black_box;
+
+use aws_lambda_events::dynamodb::Event;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use likes_core::{bucket_of, PostId, UserId};
+use serde_json::json;
+
+/// A realistic batch: 50 posts, a few hot, each like by a distinct user.
+fn payload(n: usize) -> String {
+    let posts: Vec<PostId> = (0..50).map(|_| PostId::new_random()).collect();
+    let records: Vec<_> = (0..n)
+        .map(|i| {
+            // Skewed: a third of all likes go to post 0.
+            let post = if i % 3 == 0 {
+                posts[0]
+            } else {
+                posts[i % posts.len()]
+            };
+            let user = UserId::new_random();
+            json!({
+                "eventID": format!("{i:032x}"),
+                "eventName": if i % 10 == 9 { "REMOVE" } else { "INSERT" },
+                "eventVersion": "1.1",
+                "eventSource": "aws:dynamodb",
+                "awsRegion": "us-east-1",
+                "dynamodb": {
+                    "ApproximateCreationDateTime": 1_764_000_000.0,
+                    "Keys": {
+                        "post_bucket": {"S": format!("{post}#{}", bucket_of(&user))},
+                        "user_id": {"S": user.to_string()}
+                    },
+                    "SequenceNumber": (100_000_000_000_000_000_000u128 + i as u128).to_string(),
+                    "SizeBytes": 120,
+                    "StreamViewType": "KEYS_ONLY"
+                },
+                "eventSourceARN": "arn:aws:dynamodb:us-east-1:123456789012:table/likes/stream/x"
+            })
+        })
+        .collect();
+    json!({ "Records": records }).to_string()
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("aggregator");
+    for n in [1_000usize, 10_000] {
+        let text = payload(n);
+        let event: Event = serde_json::from_str(&text).expect("payload parses");
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_with_input(BenchmarkId::new("decode+group", n), &text, |b, text| {
+            b.iter(|| {
+                let event: Event = serde_json::from_str(black_box(text)).expect("payload parses");
+                black_box(count_aggregator::batch::parse(&event))
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("group", n), &event, |b, event| {
+            b.iter(|| black_box(count_aggregator::batch::parse(black_box(event))))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
