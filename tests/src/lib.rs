@@ -168,3 +168,60 @@ pub fn read(resp: lambda_http::Response<Body>) -> (u16, Value, http::HeaderMap) 
     let body = serde_json::from_slice(bytes).expect("response body is JSON");
     (status, body, headers)
 }
+
+/// Counts the HTTP requests a client sends to DynamoDB, by operation (every attempt counts):
+/// how the tests check what each route costs.
+#[derive(Debug, Clone, Default)]
+pub struct RequestCounter {
+    counts: std::sync::Arc<std::sync::Mutex<HashMap<String, usize>>>,
+}
+
+impl RequestCounter {
+    pub fn take(&self) -> HashMap<String, usize> {
+        std::mem::take(&mut *self.counts.lock().expect("counter lock"))
+    }
+}
+
+impl aws_sdk_dynamodb::config::Intercept for RequestCounter {
+    fn name(&self) -> &'static str {
+        "RequestCounter"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _ctx: &aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef<'_>,
+        _rc: &aws_sdk_dynamodb::config::RuntimeComponents,
+        cfg: &mut aws_sdk_dynamodb::config::ConfigBag,
+    ) -> Result<(), aws_sdk_dynamodb::error::BoxError> {
+        let op = cfg
+            .load::<aws_smithy_runtime_api::client::orchestrator::Metadata>()
+            .map(|m| m.name().to_owned())
+            .unwrap_or_else(|| "unknown".to_owned());
+        *self
+            .counts
+            .lock()
+            .expect("counter lock")
+            .entry(op)
+            .or_default() += 1;
+        Ok(())
+    }
+}
+
+impl Tables {
+    /// An app whose DynamoDB client counts its requests.
+    pub async fn counted_app(&self) -> (likes_api::App<DynamoLikes, DynamoCounts>, RequestCounter) {
+        let counter = RequestCounter::default();
+        let conf = self
+            .client
+            .config()
+            .to_builder()
+            .interceptor(counter.clone())
+            .build();
+        let client = Client::from_conf(conf);
+        let app = likes_api::App::new(
+            DynamoLikes::new(client.clone(), &self.likes_table),
+            DynamoCounts::new(client, &self.counts_table),
+        );
+        (app, counter)
+    }
+}

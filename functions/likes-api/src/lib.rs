@@ -3,8 +3,10 @@
 //! [`App::handle`] is the whole request path, written against the store traits so that it can be
 //! driven by a constructed event in tests and by the local API Gateway stand-in.
 
+pub mod cursor;
 pub mod routes;
 
+use futures::stream::{self, StreamExt, TryStreamExt};
 use http::{header, HeaderValue, Method, StatusCode};
 use lambda_http::request::RequestContext;
 use lambda_http::{Body, Request, RequestExt, Response};
@@ -12,8 +14,17 @@ use likes_core::time::now_ts;
 use likes_core::{ApiError, CountsStore, LikesStore, PostId, StoreError, UserId};
 use serde::Serialize;
 use serde_json::json;
+use serde_json::Value;
 
 use crate::routes::{route, Route};
+
+/// Page size bounds for the listing routes.
+pub const DEFAULT_LIMIT: usize = 20;
+pub const MAX_LIMIT: usize = 100;
+/// Most post ids one summary request may name.
+pub const MAX_SUMMARY_IDS: usize = 100;
+/// Count queries a summary runs at once.
+const SUMMARY_CONCURRENCY: usize = 16;
 
 pub struct App<L, C> {
     pub likes: L,
@@ -65,6 +76,70 @@ fn expect_no_body(req: &Request) -> Result<(), ApiError> {
             "this route takes no request body; the caller is identified by the token",
         )),
     }
+}
+
+/// The one value of a query parameter; a repeated parameter is ambiguous and rejected.
+fn query_param<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, ApiError> {
+    let Some(params) = req.query_string_parameters_ref() else {
+        return Ok(None);
+    };
+    match params.all(name).as_deref() {
+        None | Some([]) => Ok(None),
+        Some([one]) => Ok(Some(one)),
+        Some(_) => Err(ApiError::bad_request(
+            "invalid_query",
+            format!("{name} may be given only once"),
+        )),
+    }
+}
+
+fn limit(req: &Request) -> Result<usize, ApiError> {
+    let Some(raw) = query_param(req, "limit")? else {
+        return Ok(DEFAULT_LIMIT);
+    };
+    match raw.parse::<usize>() {
+        Ok(n) if (1..=MAX_LIMIT).contains(&n) && raw.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+        _ => Err(ApiError::bad_request(
+            "invalid_limit",
+            format!("limit must be an integer from 1 to {MAX_LIMIT}"),
+        )),
+    }
+}
+
+/// `post_ids=a,b,c`: 1 to 100 canonical UUIDs; duplicates folded, first occurrence kept.
+fn summary_ids(req: &Request) -> Result<Vec<PostId>, ApiError> {
+    let raw = query_param(req, "post_ids")?.unwrap_or("");
+    if raw.is_empty() {
+        return Err(ApiError::bad_request(
+            "invalid_post_ids",
+            "post_ids must list 1 to 100 post ids, comma-separated",
+        ));
+    }
+    let parts: Vec<&str> = raw.split(',').collect();
+    if parts.len() > MAX_SUMMARY_IDS {
+        return Err(ApiError::bad_request(
+            "invalid_post_ids",
+            format!(
+                "post_ids lists {} ids; at most {MAX_SUMMARY_IDS} are allowed",
+                parts.len()
+            ),
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut ids = Vec::with_capacity(parts.len());
+    for part in parts {
+        let id = PostId::parse_field("post_ids", part)?;
+        if seen.insert(id) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// Counts are eventually consistent sums of per-bucket rows. A negative sum means the rows
+/// drifted (the aggregator has already logged and alarmed it); clients see 0, not a negative.
+fn public_count(sum: i64) -> i64 {
+    sum.max(0)
 }
 
 #[derive(Serialize)]
@@ -171,6 +246,74 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
                         "liked_at": liked_at,
                     }),
                 ))
+            }
+            Route::Count(post) => {
+                let n = self.counts.post_count(post).await?;
+                Ok(json_response(
+                    200,
+                    &json!({ "post_id": post, "like_count": public_count(n) }),
+                ))
+            }
+            Route::MyLikes => {
+                let limit = limit(req)?;
+                let after = query_param(req, "cursor")?
+                    .map(|c| cursor::decode_mine(c, caller.user))
+                    .transpose()?;
+                let page = self.likes.likes_of_user(caller.user, limit, after).await?;
+                let next = match (page.more, page.items.last()) {
+                    (true, Some(last)) => Some(cursor::encode_mine(caller.user, last)),
+                    _ => None,
+                };
+                let items: Vec<Value> = page
+                    .items
+                    .iter()
+                    .map(|i| json!({ "post_id": i.post_bucket.post, "liked_at": i.liked_at }))
+                    .collect();
+                Ok(json_response(
+                    200,
+                    &json!({ "items": items, "next_cursor": next }),
+                ))
+            }
+            Route::Likers(post) => {
+                let limit = limit(req)?;
+                let after = query_param(req, "cursor")?
+                    .map(|c| cursor::decode_likers(c, post))
+                    .transpose()?;
+                let page = self.likes.likers_of_post(post, limit, after).await?;
+                let next = match (page.more, page.items.last()) {
+                    (true, Some(last)) => Some(cursor::encode_likers(post, last)),
+                    _ => None,
+                };
+                let items: Vec<Value> = page
+                    .items
+                    .iter()
+                    .map(|i| json!({ "user_id": i.user_id, "liked_at": i.liked_at }))
+                    .collect();
+                Ok(json_response(
+                    200,
+                    &json!({ "items": items, "next_cursor": next }),
+                ))
+            }
+            Route::Summary => {
+                let ids = summary_ids(req)?;
+                let counts = stream::iter(ids.iter().copied())
+                    .map(|post| self.counts.post_count(post))
+                    .buffered(SUMMARY_CONCURRENCY)
+                    .try_collect::<Vec<i64>>();
+                let liked = self.likes.liked_among(caller.user, &ids);
+                let (counts, liked) = futures::try_join!(counts, liked)?;
+                let items: Vec<Value> = ids
+                    .iter()
+                    .zip(counts)
+                    .map(|(post, n)| {
+                        json!({
+                            "post_id": post,
+                            "like_count": public_count(n),
+                            "liked_by_me": liked.contains(post),
+                        })
+                    })
+                    .collect();
+                Ok(json_response(200, &json!({ "items": items })))
             }
         }
     }

@@ -11,12 +11,20 @@ pub enum Route {
     Like(PostId),
     Unlike(PostId),
     GetLike(PostId),
+    Count(PostId),
+    Likers(PostId),
+    MyLikes,
+    Summary,
 }
 
 /// The shape of a path, before its ids are validated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shape<'a> {
     PostLike(&'a str),
+    PostCount(&'a str),
+    PostLikers(&'a str),
+    MyLikes,
+    Summary,
 }
 
 fn shape(path: &str) -> Option<Shape<'_>> {
@@ -24,11 +32,27 @@ fn shape(path: &str) -> Option<Shape<'_>> {
     let segments: Vec<&str> = rest.split('/').collect();
     match segments.as_slice() {
         ["posts", id, "like"] => Some(Shape::PostLike(id)),
+        ["posts", id, "likes", "count"] => Some(Shape::PostCount(id)),
+        ["posts", id, "likes"] => Some(Shape::PostLikers(id)),
+        ["users", "me", "likes"] => Some(Shape::MyLikes),
+        ["likes", "summary"] => Some(Shape::Summary),
         _ => None,
     }
 }
 
 const POST_LIKE_ALLOW: &str = "GET, PUT, DELETE";
+const GET_ONLY: &str = "GET";
+
+fn get_only(
+    method: &Method,
+    route: impl FnOnce() -> Result<Route, ApiError>,
+) -> Result<Route, ApiError> {
+    if *method == Method::GET {
+        route()
+    } else {
+        Err(ApiError::method_not_allowed(method.as_str(), GET_ONLY))
+    }
+}
 
 /// Maps method and raw path to a route. Errors: 404 (no such path), 405 (path exists, method
 /// does not; carries `Allow`), 400 (an id in the path is not a canonical UUID).
@@ -51,6 +75,10 @@ pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
             };
             Ok(make(PostId::parse(id)?))
         }
+        Shape::PostCount(id) => get_only(method, || Ok(Route::Count(PostId::parse(id)?))),
+        Shape::PostLikers(id) => get_only(method, || Ok(Route::Likers(PostId::parse(id)?))),
+        Shape::MyLikes => get_only(method, || Ok(Route::MyLikes)),
+        Shape::Summary => get_only(method, || Ok(Route::Summary)),
     }
 }
 
@@ -67,6 +95,30 @@ mod tests {
         assert_eq!(route(&Method::PUT, &path), Ok(Route::Like(post)));
         assert_eq!(route(&Method::DELETE, &path), Ok(Route::Unlike(post)));
         assert_eq!(route(&Method::GET, &path), Ok(Route::GetLike(post)));
+    }
+
+    #[test]
+    fn maps_the_read_routes() {
+        let post = PostId::parse(P).unwrap();
+        let get = |p: &str| route(&Method::GET, p);
+        assert_eq!(
+            get(&format!("/posts/{P}/likes/count")),
+            Ok(Route::Count(post))
+        );
+        assert_eq!(get(&format!("/posts/{P}/likes")), Ok(Route::Likers(post)));
+        assert_eq!(get("/users/me/likes"), Ok(Route::MyLikes));
+        assert_eq!(get("/likes/summary"), Ok(Route::Summary));
+        for p in [
+            format!("/posts/{P}/likes/count"),
+            format!("/posts/{P}/likes"),
+            "/users/me/likes".to_owned(),
+            "/likes/summary".to_owned(),
+        ] {
+            let err = route(&Method::PUT, &p).unwrap_err();
+            assert_eq!((err.status, err.allow), (405, Some("GET")), "{p}");
+        }
+        // Only "me": another user's likes are not addressable.
+        assert_eq!(get(&format!("/users/{P}/likes")).unwrap_err().status, 404);
     }
 
     #[test]
@@ -87,6 +139,8 @@ mod tests {
             &format!("/posts/{P}"),
             &format!("/posts/{P}/like/"),
             &format!("/posts/{P}/likes/extra"),
+            "/users/me",
+            "/likes",
             &format!("//posts/{P}/like"),
             &format!("/POSTS/{P}/like"),
         ] {

@@ -16,5 +16,5 @@ pub use bucket::{bucket_of, PostBucket, BUCKETS};
 pub use counts_table::{ApplyOutcome, CountRow, CountsStore, DynamoCounts};
 pub use error::{ApiError, StoreError};
 pub use ids::{PostId, UserId};
-pub use likes_table::{DynamoLikes, LikesStore};
+pub use likes_table::{DynamoLikes, LikerPos, LikesStore, Page, UserLikePos};
 pub use seq::SeqNo;

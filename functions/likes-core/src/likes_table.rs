@@ -3,15 +3,18 @@
 //! Item: `post_bucket` (S, partition key `"{post_id}#{bucket}"`), `user_id` (S, sort key),
 //! `post_id` (S), `liked_at` (S, see [`crate::time`]).
 
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
+use std::time::Duration;
 
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 use aws_sdk_dynamodb::Client;
+use futures::future::try_join_all;
 
 use crate::bucket::PostBucket;
 use crate::error::StoreError;
 use crate::ids::{PostId, UserId};
-use crate::schema::likes::{LIKED_AT, PK, POST_ID, SK};
+use crate::schema::likes::{BY_TIME, BY_USER, LIKED_AT, PK, POST_ID, SK};
 use crate::store_error::classify;
 
 /// The source of truth for who likes what. Every write is conditional, so the database — not
@@ -39,7 +42,58 @@ pub trait LikesStore: Send + Sync {
         post: PostId,
         user: UserId,
     ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// The user's likes, newest first, strictly after `after` (exclusive), at most `limit`.
+    fn likes_of_user(
+        &self,
+        user: UserId,
+        limit: usize,
+        after: Option<UserLikePos>,
+    ) -> impl Future<Output = Result<Page<UserLikePos>, StoreError>> + Send;
+
+    /// The post's likers, merged over its 16 buckets, newest first (ties: higher `user_id`
+    /// first), strictly after `after`, at most `limit`.
+    fn likers_of_post(
+        &self,
+        post: PostId,
+        limit: usize,
+        after: Option<LikerPos>,
+    ) -> impl Future<Output = Result<Page<LikerPos>, StoreError>> + Send;
+
+    /// Which of `posts` (at most 100, distinct) the user likes, read with strong consistency.
+    fn liked_among(
+        &self,
+        user: UserId,
+        posts: &[PostId],
+    ) -> impl Future<Output = Result<HashSet<PostId>, StoreError>> + Send;
 }
+
+/// One entry of "which posts did U like": also the position a cursor resumes after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserLikePos {
+    pub liked_at: String,
+    pub post_bucket: PostBucket,
+}
+
+/// One entry of "who liked P": also the position a cursor resumes after. Ordered newest first,
+/// then by descending user id, a total order across all 16 buckets.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LikerPos {
+    pub liked_at: String,
+    pub user_id: UserId,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    /// Whether anything follows the last item.
+    pub more: bool,
+}
+
+/// Most keys one BatchGetItem may carry.
+pub const BATCH_GET_MAX: usize = 100;
+/// Attempts at a BatchGetItem's `UnprocessedKeys` before giving up with a 503.
+const UNPROCESSED_ATTEMPTS: u32 = 5;
 
 #[derive(Clone, Debug)]
 pub struct DynamoLikes {
@@ -146,5 +200,205 @@ impl LikesStore for DynamoLikes {
             .item
             .and_then(|mut item| item.remove(LIKED_AT))
             .and_then(|v| v.as_s().ok().cloned()))
+    }
+
+    async fn likes_of_user(
+        &self,
+        user: UserId,
+        limit: usize,
+        after: Option<UserLikePos>,
+    ) -> Result<Page<UserLikePos>, StoreError> {
+        let start = after.map(|pos| {
+            HashMap::from([
+                (SK.to_owned(), s(user.to_string())),
+                (LIKED_AT.to_owned(), s(pos.liked_at)),
+                (PK.to_owned(), s(pos.post_bucket.to_string())),
+            ])
+        });
+        let mut items = Vec::with_capacity(limit + 1);
+        let mut start = start;
+        // Ask for one more than needed: it tells whether a next page exists, so the last page
+        // ends with a null cursor instead of an empty extra page.
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .index_name(BY_USER)
+                .key_condition_expression("#u = :u")
+                .expression_attribute_names("#u", SK)
+                .expression_attribute_values(":u", s(user.to_string()))
+                .scan_index_forward(false)
+                .limit(i32::try_from(limit + 1 - items.len()).unwrap_or(i32::MAX))
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            for item in out.items() {
+                items.push(UserLikePos {
+                    liked_at: attr_s(item, LIKED_AT)?,
+                    post_bucket: PostBucket::parse(&attr_s(item, PK)?)
+                        .map_err(|e| StoreError::Internal(format!("stored key: {e}")))?,
+                });
+            }
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() && items.len() <= limit => start = Some(k),
+                _ => break,
+            }
+        }
+        let more = items.len() > limit;
+        items.truncate(limit);
+        Ok(Page { items, more })
+    }
+
+    async fn likers_of_post(
+        &self,
+        post: PostId,
+        limit: usize,
+        after: Option<LikerPos>,
+    ) -> Result<Page<LikerPos>, StoreError> {
+        let per_bucket =
+            PostBucket::all(post).map(|pb| self.bucket_likers(pb, limit, after.as_ref()));
+        let mut merged = Vec::new();
+        let mut more = false;
+        for page in try_join_all(per_bucket).await? {
+            more |= page.more;
+            merged.extend(page.items);
+        }
+        merged.sort_unstable_by(|a, b| b.cmp(a));
+        more |= merged.len() > limit;
+        merged.truncate(limit);
+        Ok(Page {
+            items: merged,
+            more,
+        })
+    }
+
+    async fn liked_among(
+        &self,
+        user: UserId,
+        posts: &[PostId],
+    ) -> Result<HashSet<PostId>, StoreError> {
+        let mut liked = HashSet::new();
+        for chunk in posts.chunks(BATCH_GET_MAX) {
+            let mut keys = KeysAndAttributes::builder()
+                .consistent_read(true)
+                .projection_expression("#p")
+                .expression_attribute_names("#p", POST_ID);
+            for post in chunk {
+                let [pk, sk] = key(*post, &user);
+                keys = keys.keys(HashMap::from([pk, sk]));
+            }
+            let mut request = Some(HashMap::from([(
+                self.table.clone(),
+                keys.build().map_err(crate::store_error::build)?,
+            )]));
+            let mut attempt = 0;
+            while let Some(items) = request.take().filter(|r| !r.is_empty()) {
+                if attempt > 0 {
+                    // DynamoDB returns UnprocessedKeys when a partition is throttled: back off
+                    // before asking again, as its documentation requires.
+                    tokio::time::sleep(Duration::from_millis(25 << attempt.min(6))).await;
+                }
+                attempt += 1;
+                if attempt > UNPROCESSED_ATTEMPTS {
+                    return Err(StoreError::Unavailable(
+                        "BatchGetItem kept returning UnprocessedKeys".into(),
+                    ));
+                }
+                let out = self
+                    .client
+                    .batch_get_item()
+                    .set_request_items(Some(items))
+                    .send()
+                    .await
+                    .map_err(classify)?;
+                for item in out
+                    .responses
+                    .as_ref()
+                    .and_then(|r| r.get(&self.table))
+                    .map(Vec::as_slice)
+                    .unwrap_or_default()
+                {
+                    let post = PostId::parse(&attr_s(item, POST_ID)?)
+                        .map_err(|e| StoreError::Internal(format!("stored post_id: {e}")))?;
+                    liked.insert(post);
+                }
+                request = out.unprocessed_keys;
+            }
+        }
+        Ok(liked)
+    }
+}
+
+impl DynamoLikes {
+    /// Up to `limit` likers of one bucket after `after`, in (liked_at, user_id) descending
+    /// order, plus whether more follow.
+    ///
+    /// The LSI orders by `liked_at` only; items with equal `liked_at` come in no defined order.
+    /// So a tie group at the page boundary is read to its end before the page is cut, and
+    /// items equal to the cursor's `liked_at` are filtered by user id here.
+    async fn bucket_likers(
+        &self,
+        pb: PostBucket,
+        limit: usize,
+        after: Option<&LikerPos>,
+    ) -> Result<Page<LikerPos>, StoreError> {
+        let mut found: Vec<LikerPos> = Vec::new();
+        let mut start: Option<HashMap<String, AttributeValue>> = None;
+        let mut more = false;
+        'pages: loop {
+            let mut q = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .index_name(BY_TIME)
+                .expression_attribute_names("#pb", PK)
+                .expression_attribute_values(":pb", s(pb.to_string()))
+                .scan_index_forward(false)
+                .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX))
+                .set_exclusive_start_key(start.take());
+            q = match after {
+                Some(pos) => q
+                    .key_condition_expression("#pb = :pb AND #t <= :t")
+                    .expression_attribute_names("#t", LIKED_AT)
+                    .expression_attribute_values(":t", s(pos.liked_at.clone())),
+                None => q.key_condition_expression("#pb = :pb"),
+            };
+            let out = q.send().await.map_err(classify)?;
+            for item in out.items() {
+                let pos = LikerPos {
+                    liked_at: attr_s(item, LIKED_AT)?,
+                    user_id: UserId::parse(&attr_s(item, SK)?)
+                        .map_err(|e| StoreError::Internal(format!("stored user_id: {e}")))?,
+                };
+                if after.is_some_and(|a| pos >= *a) {
+                    continue;
+                }
+                // Enough, and this item is past the boundary tie group: stop.
+                if found.len() >= limit && found.last().is_some_and(|l| pos.liked_at < l.liked_at) {
+                    more = true;
+                    break 'pages;
+                }
+                found.push(pos);
+            }
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => break,
+            }
+        }
+        found.sort_unstable_by(|a, b| b.cmp(a));
+        more |= found.len() > limit;
+        found.truncate(limit);
+        Ok(Page { items: found, more })
+    }
+}
+
+fn attr_s(item: &HashMap<String, AttributeValue>, name: &str) -> Result<String, StoreError> {
+    match item.get(name) {
+        Some(AttributeValue::S(v)) => Ok(v.clone()),
+        other => Err(StoreError::Internal(format!(
+            "stored item: {name} is missing or not a string ({other:?})"
+        ))),
     }
 }
