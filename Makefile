@@ -1,8 +1,17 @@
-.PHONY: test unit lint fmt build
+.PHONY: test dev token lint fmt build
 
 # Every test: unit tests and integration tests against moto, which this starts and stops.
 test:
 	infra/with-moto.sh cargo test --workspace --all-targets
+
+# The whole system locally: API on 127.0.0.1:$${LIKES_PORT:-3000}, stream poller, emulator.
+dev:
+	@infra/venv.sh >/dev/null
+	cargo run --quiet -p likes-local --bin likes-local
+
+# A dev token for USER (a UUID): TOKEN=$$(make -s token USER=<uuid>)
+token:
+	@cargo run --quiet -p likes-local --bin likes-local -- token "$(USER)"
 
 lint:
 	cargo fmt --all -- --check

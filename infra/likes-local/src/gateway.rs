@@ -1,0 +1,162 @@
+//! API Gateway (HTTP API, payload 2.0), played locally: each HTTP request becomes the event API
+//! Gateway would send after its JWT authorizer, and goes through the same `likes-api` handler.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use likes_api::{error_response, App};
+use likes_core::{ApiError, CountsStore, LikesStore};
+use serde_json::json;
+use tokio::net::TcpListener;
+
+use crate::jwt;
+
+/// API Gateway's own payload limit.
+const MAX_BODY: usize = 10 * 1024 * 1024;
+
+pub struct Gateway<L, C> {
+    pub app: App<L, C>,
+    pub secret: String,
+    /// Set once tables exist and the stream poller runs: `/healthz` answers 200 from then on.
+    pub ready: Arc<AtomicBool>,
+}
+
+fn to_hyper(resp: lambda_http::Response<lambda_http::Body>) -> Response<Full<Bytes>> {
+    let (parts, body) = resp.into_parts();
+    let bytes = Bytes::copy_from_slice(body.as_ref());
+    Response::from_parts(parts, Full::new(bytes))
+}
+
+fn json(status: u16, value: serde_json::Value) -> Response<Full<Bytes>> {
+    to_hyper(likes_api::json_response(status, &value))
+}
+
+impl<L: LikesStore + 'static, C: CountsStore + 'static> Gateway<L, C> {
+    async fn serve_one(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
+        let (parts, body) = req.into_parts();
+        let path = parts.uri.path().to_owned();
+        if path == "/healthz" {
+            return if self.ready.load(Ordering::SeqCst) {
+                json(200, json!({"status": "ok"}))
+            } else {
+                json(503, json!({"status": "starting"}))
+            };
+        }
+        let authorization = parts
+            .headers
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        // The authorizer rejects before the function runs, as API Gateway does.
+        let claims = match jwt::verify(&self.secret, authorization) {
+            Ok(c) => c,
+            Err(e) => return to_hyper(error_response(&ApiError::unauthorized(e.to_string()))),
+        };
+        let body = match Limited::new(body, MAX_BODY).collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(_) => {
+                return to_hyper(error_response(&ApiError::bad_request(
+                    "body_too_large",
+                    "request body is larger than 10 MiB",
+                )))
+            }
+        };
+        let body_text = match std::str::from_utf8(&body) {
+            Ok(t) => Some(t.to_owned()),
+            Err(_) => None,
+        };
+        let mut headers = serde_json::Map::new();
+        for (name, value) in &parts.headers {
+            if let Ok(v) = value.to_str() {
+                headers.insert(name.as_str().to_owned(), v.into());
+            }
+        }
+        let request_id = uuid::Uuid::new_v4().to_string();
+        let event = json!({
+            "version": "2.0",
+            "routeKey": "ANY /{proxy+}",
+            "rawPath": path,
+            "rawQueryString": parts.uri.query().unwrap_or(""),
+            "headers": headers,
+            "requestContext": {
+                "accountId": "000000000000",
+                "apiId": "local",
+                "authorizer": { "jwt": { "claims": {
+                    "sub": claims.sub, "iss": claims.iss,
+                    "exp": claims.exp.to_string(), "iat": claims.iat.to_string()
+                }, "scopes": null } },
+                "domainName": "127.0.0.1",
+                "domainPrefix": "local",
+                "http": {
+                    "method": parts.method.as_str(),
+                    "path": path,
+                    "protocol": "HTTP/1.1",
+                    "sourceIp": "127.0.0.1",
+                    "userAgent": headers.get("user-agent").cloned().unwrap_or_default()
+                },
+                "requestId": request_id,
+                "routeKey": "ANY /{proxy+}",
+                "stage": "$default",
+                "time": chrono::Utc::now().format("%d/%b/%Y:%H:%M:%S +0000").to_string(),
+                "timeEpoch": chrono::Utc::now().timestamp_millis()
+            },
+            "body": body_text,
+            "isBase64Encoded": body_text.is_none() && !body.is_empty()
+        });
+        match lambda_http::request::from_str(&event.to_string()) {
+            Ok(req) => to_hyper(self.app.handle(req).await),
+            Err(e) => to_hyper(error_response(&ApiError::bad_request(
+                "bad_request",
+                format!("request could not be turned into an API Gateway event: {e}"),
+            ))),
+        }
+    }
+}
+
+/// Serves until the process ends. One log line per request.
+pub async fn serve<L, C>(listener: TcpListener, gateway: Arc<Gateway<L, C>>)
+where
+    L: LikesStore + 'static,
+    C: CountsStore + 'static,
+{
+    loop {
+        let (stream, peer): (_, SocketAddr) = match listener.accept().await {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                continue;
+            }
+        };
+        let gateway = Arc::clone(&gateway);
+        tokio::spawn(async move {
+            let service = service_fn(move |req: Request<Incoming>| {
+                let gateway = Arc::clone(&gateway);
+                async move {
+                    let started = Instant::now();
+                    let (method, path) = (req.method().clone(), req.uri().path().to_owned());
+                    let resp = gateway.serve_one(req).await;
+                    tracing::info!(
+                        "{method} {path} {} {:.1}ms",
+                        resp.status().as_u16(),
+                        started.elapsed().as_secs_f64() * 1000.0
+                    );
+                    Ok::<_, Infallible>(resp)
+                }
+            });
+            if let Err(e) = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        });
+    }
+}

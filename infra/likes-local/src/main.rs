@@ -1,0 +1,50 @@
+//! `likes-local`            run the whole system locally (what `make dev` runs)
+//! `likes-local token USER` print a signed dev token for USER (a UUID), valid one hour
+
+use likes_local::{dev, jwt, Settings};
+
+#[tokio::main]
+async fn main() {
+    tracing_subscriber::fmt()
+        .compact()
+        .with_target(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let settings = match Settings::from_env() {
+        Ok(s) => s,
+        Err(e) => fail(&e),
+    };
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] | ["dev"] => {
+            if let Err(e) = dev(settings).await {
+                fail(&e.to_string());
+            }
+        }
+        ["token", user] => {
+            if likes_core::UserId::parse(user).is_err() {
+                fail(&format!(
+                    "USER must be a lowercase hyphenated UUID, got {user:?}"
+                ));
+            }
+            match jwt::issue(&settings.secret, user, 3600) {
+                Ok(t) => println!("{t}"),
+                Err(e) => fail(&e.to_string()),
+            }
+        }
+        _ => fail("usage: likes-local [dev] | likes-local token <user-uuid>"),
+    }
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("likes-local: {message}");
+    std::process::exit(1)
+}

@@ -1,0 +1,203 @@
+//! The DynamoDB event source mapping, played locally: polls the Likes stream, builds
+//! Lambda-format batches (INSERT/REMOVE only, as the template's filter; at most the template's
+//! batch size), invokes the aggregator, and honours `batchItemFailures` by re-reading from the
+//! reported sequence number with backoff.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use aws_lambda_events::dynamodb::Event;
+use aws_sdk_dynamodbstreams::types::{AttributeValue, Record, ShardIteratorType};
+use aws_sdk_dynamodbstreams::Client;
+use count_aggregator::{batch_lag_ms, Aggregator};
+use likes_core::CountsStore;
+use serde_json::{json, Value};
+
+/// Same as `BatchSize` in template.yaml.
+pub const BATCH_SIZE: i32 = 1000;
+const IDLE_POLL: Duration = Duration::from_millis(200);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+fn attr_json(v: &AttributeValue) -> Option<Value> {
+    match v {
+        AttributeValue::S(s) => Some(json!({ "S": s })),
+        AttributeValue::N(n) => Some(json!({ "N": n })),
+        _ => None,
+    }
+}
+
+/// One stream record in the shape Lambda hands to the function.
+fn lambda_record(r: &Record, stream_arn: &str) -> Option<Value> {
+    let name = r.event_name.as_ref()?.as_str().to_owned();
+    if name != "INSERT" && name != "REMOVE" {
+        return None;
+    }
+    let d = r.dynamodb.as_ref()?;
+    let keys: HashMap<&str, Value> = d
+        .keys
+        .as_ref()?
+        .iter()
+        .filter_map(|(k, v)| attr_json(v).map(|j| (k.as_str(), j)))
+        .collect();
+    let created = d
+        .approximate_creation_date_time
+        .map(|t| t.as_secs_f64())
+        .unwrap_or(0.0);
+    Some(json!({
+        "eventID": r.event_id.clone().unwrap_or_default(),
+        "eventName": name,
+        "eventVersion": "1.1",
+        "eventSource": "aws:dynamodb",
+        "awsRegion": "us-east-1",
+        "dynamodb": {
+            "ApproximateCreationDateTime": created,
+            "Keys": keys,
+            "SequenceNumber": d.sequence_number.clone().unwrap_or_default(),
+            "SizeBytes": d.size_bytes.unwrap_or(0),
+            "StreamViewType": "KEYS_ONLY"
+        },
+        "eventSourceARN": stream_arn
+    }))
+}
+
+struct ShardState {
+    id: String,
+    iterator: Option<String>,
+    /// Where to resume after a reported failure.
+    retry_from: Option<String>,
+    backoff: Duration,
+}
+
+pub async fn run<C: CountsStore>(client: Client, stream_arn: String, agg: Aggregator<C>) {
+    let mut shards: Vec<ShardState> = Vec::new();
+    loop {
+        if let Err(e) = refresh_shards(&client, &stream_arn, &mut shards).await {
+            tracing::warn!(error = %e, "describe stream failed; retrying");
+            tokio::time::sleep(MAX_BACKOFF).await;
+            continue;
+        }
+        let mut busy = false;
+        for shard in &mut shards {
+            match poll_shard(&client, &stream_arn, &agg, shard).await {
+                Ok(n) => busy |= n > 0,
+                Err(e) => tracing::warn!(shard = %shard.id, error = %e, "poll failed; retrying"),
+            }
+        }
+        if !busy {
+            tokio::time::sleep(IDLE_POLL).await;
+        }
+    }
+}
+
+async fn refresh_shards(
+    client: &Client,
+    stream_arn: &str,
+    shards: &mut Vec<ShardState>,
+) -> Result<(), String> {
+    let out = client
+        .describe_stream()
+        .stream_arn(stream_arn)
+        .send()
+        .await
+        .map_err(|e| aws_sdk_dynamodbstreams::error::DisplayErrorContext(e).to_string())?;
+    let desc = out.stream_description.ok_or("no stream description")?;
+    for s in desc.shards() {
+        let Some(id) = s.shard_id() else { continue };
+        if !shards.iter().any(|x| x.id == id) {
+            shards.push(ShardState {
+                id: id.to_owned(),
+                iterator: None,
+                retry_from: None,
+                backoff: Duration::from_millis(100),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Reads one batch from the shard and delivers it. Returns the number of records delivered.
+async fn poll_shard<C: CountsStore>(
+    client: &Client,
+    stream_arn: &str,
+    agg: &Aggregator<C>,
+    shard: &mut ShardState,
+) -> Result<usize, String> {
+    let err = |e: String| e;
+    if shard.iterator.is_none() {
+        let mut req = client
+            .get_shard_iterator()
+            .stream_arn(stream_arn)
+            .shard_id(&shard.id);
+        req = match &shard.retry_from {
+            Some(seq) => req
+                .shard_iterator_type(ShardIteratorType::AtSequenceNumber)
+                .sequence_number(seq),
+            None => req.shard_iterator_type(ShardIteratorType::TrimHorizon),
+        };
+        let out = req
+            .send()
+            .await
+            .map_err(|e| err(aws_sdk_dynamodbstreams::error::DisplayErrorContext(e).to_string()))?;
+        shard.iterator = out.shard_iterator;
+    }
+    let Some(iterator) = shard.iterator.clone() else {
+        return Ok(0);
+    };
+    let out = client
+        .get_records()
+        .shard_iterator(iterator)
+        .limit(BATCH_SIZE)
+        .send()
+        .await
+        .map_err(|e| {
+            // An expired or invalid iterator: start again from where we were.
+            err(aws_sdk_dynamodbstreams::error::DisplayErrorContext(e).to_string())
+        });
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            shard.iterator = None;
+            return Err(e);
+        }
+    };
+    let records: Vec<Value> = out
+        .records()
+        .iter()
+        .filter_map(|r| lambda_record(r, stream_arn))
+        .collect();
+    let next = out.next_shard_iterator;
+    if records.is_empty() {
+        shard.iterator = next;
+        return Ok(0);
+    }
+    let event: Event = serde_json::from_value(json!({ "Records": records }))
+        .map_err(|e| format!("building the batch: {e}"))?;
+    let report = agg.process(&event).await;
+    tracing::info!(
+        "batch: {} records, {} groups, {} duplicates, lag {} ms{}",
+        report.records,
+        report.groups,
+        report.duplicates,
+        batch_lag_ms(&event),
+        report
+            .checkpoint
+            .as_ref()
+            .map(|c| format!(", FAILED from {c}"))
+            .unwrap_or_default()
+    );
+    match report.checkpoint {
+        Some(cp) => {
+            // Lambda retries from the reported record; so do we, after a backoff.
+            shard.retry_from = Some(cp.raw().to_owned());
+            shard.iterator = None;
+            tokio::time::sleep(shard.backoff).await;
+            shard.backoff = (shard.backoff * 2).min(MAX_BACKOFF);
+        }
+        None => {
+            shard.retry_from = None;
+            shard.backoff = Duration::from_millis(100);
+            shard.iterator = next;
+        }
+    }
+    Ok(records.len())
+}

@@ -1,0 +1,221 @@
+//! End to end, as a user runs it: the `likes-local` binary on a free port with its own emulator,
+//! real HTTP, real tokens, the stream poller feeding the aggregator.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const SECRET: &str = "e2e-secret";
+
+struct Stack {
+    child: Child,
+    port: u16,
+    log: Arc<Mutex<String>>,
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SIGTERM, so the stack stops its emulator on the way out.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start(fail_first_writes: usize) -> Stack {
+    let port = free_port();
+    let moto = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv/bin/moto_server");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_likes-local"))
+        .env("LIKES_PORT", port.to_string())
+        .env("LIKES_MOTO_SERVER", moto)
+        .env("LIKES_DEV_JWT_SECRET", SECRET)
+        .env(
+            "LIKES_LOCAL_FAIL_FIRST_WRITES",
+            fail_first_writes.to_string(),
+        )
+        .env("NO_COLOR", "1")
+        .env_remove("LIKES_DYNAMODB_ENDPOINT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("likes-local starts");
+    let log = Arc::new(Mutex::new(String::new()));
+    for pipe in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        let log = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                log.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+    }
+    let stack = Stack { child, port, log };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok((200, _)) = http(port, "GET", "/healthz", None) {
+            return stack;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the stack did not become healthy:\n{}",
+            stack.log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// One HTTP/1.1 request over a fresh connection.
+fn http(port: u16, method: &str, path: &str, token: Option<&str>) -> std::io::Result<(u16, Value)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(20)))?;
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut raw = String::new();
+    s.read_to_string(&mut raw)?;
+    let status: u16 = raw
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = raw.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    Ok((status, serde_json::from_str(body).unwrap_or(Value::Null)))
+}
+
+fn token(user: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_likes-local"))
+        .args(["token", user])
+        .env("LIKES_DEV_JWT_SECRET", SECRET)
+        .output()
+        .expect("token command runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+fn wait_for_count(stack: &Stack, post: &str, tok: &str, want: i64) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (s, b) = http(
+            stack.port,
+            "GET",
+            &format!("/posts/{post}/likes/count"),
+            Some(tok),
+        )
+        .unwrap();
+        assert_eq!(s, 200, "{b}");
+        if b["like_count"] == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "count stuck at {} (want {want}):\n{}",
+            b["like_count"],
+            stack.log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn likes_flow_through_the_stream_into_counts_even_after_a_failed_batch() {
+    // The aggregator's first two writes fail: the poller must redeliver from the reported record.
+    let stack = start(2);
+    let post = uuid::Uuid::new_v4().to_string();
+    let users: Vec<String> = (0..3).map(|_| uuid::Uuid::new_v4().to_string()).collect();
+    let tokens: Vec<String> = users.iter().map(|u| token(u)).collect();
+    for (u, t) in users.iter().zip(&tokens) {
+        let (s, b) = http(stack.port, "PUT", &format!("/posts/{post}/like"), Some(t)).unwrap();
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["user_id"], u.as_str());
+        assert_eq!(b["changed"], true);
+    }
+    wait_for_count(&stack, &post, &tokens[0], 3);
+    let log = stack.log.lock().unwrap().clone();
+    assert!(
+        log.contains("FAILED from"),
+        "a failed batch was reported:\n{log}"
+    );
+
+    let (s, b) = http(
+        stack.port,
+        "DELETE",
+        &format!("/posts/{post}/like"),
+        Some(&tokens[1]),
+    )
+    .unwrap();
+    assert_eq!((s, &b["changed"]), (200, &Value::Bool(true)));
+    wait_for_count(&stack, &post, &tokens[0], 2);
+}
+
+#[test]
+fn the_local_authorizer_rejects_bad_tokens_and_a_token_acts_only_as_its_user() {
+    let stack = start(0);
+    let post = uuid::Uuid::new_v4().to_string();
+    let (a, b) = (
+        uuid::Uuid::new_v4().to_string(),
+        uuid::Uuid::new_v4().to_string(),
+    );
+    let path = format!("/posts/{post}/like");
+
+    let forged = likes_local::jwt::issue("not-the-secret", &a, 600).unwrap();
+    let expired = likes_local::jwt::issue(SECRET, &a, -30).unwrap();
+    let valid = token(&a);
+    let payload = valid.split('.').nth(1).unwrap();
+    use base64::Engine as _;
+    let none_header =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"alg":"none","typ":"JWT"}"#);
+    let alg_none = format!("{none_header}.{payload}.");
+    for (name, tok) in [
+        ("no token", None),
+        ("bad signature", Some(forged.as_str())),
+        ("expired", Some(expired.as_str())),
+        ("alg none", Some(alg_none.as_str())),
+        ("garbage", Some("abc.def.ghi")),
+    ] {
+        let (s, body) = http(stack.port, "PUT", &path, tok).unwrap();
+        assert_eq!(s, 401, "{name}: {body}");
+        assert_eq!(body["error"]["code"], "unauthorized", "{name}");
+    }
+
+    // B likes; A's token can only ever act as A.
+    let tok_b = token(&b);
+    let (s, _) = http(stack.port, "PUT", &path, Some(&tok_b)).unwrap();
+    assert_eq!(s, 200);
+    let (s, body) = http(stack.port, "DELETE", &path, Some(&valid)).unwrap();
+    assert_eq!(s, 200);
+    assert_eq!(body["user_id"], a.as_str());
+    assert_eq!(body["changed"], false, "A had no like to remove");
+    let (_, body) = http(stack.port, "GET", &path, Some(&tok_b)).unwrap();
+    assert_eq!(body["liked"], true, "B's like is untouched");
+    wait_for_count(&stack, &post, &valid, 1);
+}
