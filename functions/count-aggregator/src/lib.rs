@@ -279,15 +279,3 @@ pub fn batch_lag_ms(event: &Event) -> i64 {
         .map(|oldest| (Utc::now() - oldest).num_milliseconds().max(0))
         .unwrap_or(0)
 }
-
-/// JSON logs for CloudWatch; level from `RUST_LOG` (default `info`).
-pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .json()
-        .with_env_filter(filter)
-        .with_current_span(false)
-        .without_time()
-        .init();
-}

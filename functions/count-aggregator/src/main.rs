@@ -7,7 +7,7 @@ use likes_core::DynamoCounts;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    count_aggregator::init_tracing();
+    likes_core::config::init_lambda_tracing();
     let config = Config::from_env()?;
     let client = dynamo_client().await;
     let aggregator = Aggregator::new(DynamoCounts::new(client, config.counts_table));

@@ -8,7 +8,7 @@ use likes_core::{DynamoCounts, DynamoLikes};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    likes_api::init_tracing();
+    likes_core::config::init_lambda_tracing();
     let config = Config::from_env()?;
     // One client per execution environment: its connection pool outlives invocations.
     let client = dynamo_client().await;

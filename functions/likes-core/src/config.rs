@@ -56,3 +56,16 @@ pub fn sdk_loader() -> aws_config::ConfigLoader {
 pub async fn dynamo_client() -> aws_sdk_dynamodb::Client {
     aws_sdk_dynamodb::Client::new(&sdk_loader().load().await)
 }
+
+/// JSON logs for CloudWatch, one object per line; level from `RUST_LOG` (default `info`).
+/// Lambda stamps every line itself, so no timestamp is written.
+pub fn init_lambda_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(filter)
+        .with_current_span(false)
+        .without_time()
+        .init();
+}
