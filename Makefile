@@ -1,4 +1,4 @@
-.PHONY: test dev token lint fmt build
+.PHONY: test dev token lint lint-template fmt build
 
 # Every test: unit tests and integration tests against moto, which this starts and stops.
 test:
@@ -16,6 +16,10 @@ token:
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+
+# template.yaml: valid SAM, cfn-lint clean on the translated template, least-privilege roles.
+lint-template:
+	infra/lint-template.sh
 
 fmt:
 	cargo fmt --all
