@@ -353,3 +353,30 @@ async fn a_count_that_would_go_negative_is_applied_and_flagged() {
     assert_eq!(agg.totals.anomalies.load(Ordering::Relaxed), 1);
     assert_eq!(count(&agg, post).await, -1, "applied, not hidden");
 }
+
+#[tokio::test]
+async fn a_record_dropped_as_applied_but_newer_than_the_row_is_flagged() {
+    use likes_integration_tests::stream::{event_json, record_json};
+    let (_t, agg) = setup().await;
+    let post = PostId::new_random();
+    let user = UserId::new_random();
+    let s = seqs(BASE21, 2);
+    // The row's hwm reaches s[1]...
+    let first = agg
+        .process(&event(&[Rec::new(true, post, user, s[1].clone())]))
+        .await;
+    assert_eq!(first.anomalies, 0);
+    // ...so s[0] is dropped as already applied. Were it created before the row's last write,
+    // that would be an ordinary redelivery; created an hour later, it cannot have been applied.
+    let mut late = record_json(&Rec::new(true, post, user, s[0].clone()));
+    let in_an_hour = chrono::Utc::now().timestamp() as f64 + 3600.0;
+    late["dynamodb"]["ApproximateCreationDateTime"] = in_an_hour.into();
+    let report = agg.process(&event_json(&[late])).await;
+    assert_eq!(report.duplicates, 1);
+    assert_eq!(report.anomalies, 1);
+    assert_eq!(report.checkpoint, None);
+
+    let ordinary = record_json(&Rec::new(true, post, user, s[0].clone()));
+    let report = agg.process(&event_json(&[ordinary])).await;
+    assert_eq!((report.duplicates, report.anomalies), (1, 0));
+}

@@ -362,3 +362,30 @@ async fn unreachable_dynamodb_is_503_with_retry_after_in_bounded_time() {
         assert!(took < Duration::from_secs(10), "{method} took {took:?}");
     }
 }
+
+#[tokio::test]
+async fn a_store_bug_is_a_500_with_the_request_id_and_no_detail() {
+    // A table that does not exist: a misconfiguration, not a transient failure.
+    let client = likes_integration_tests::client().await;
+    let app = likes_api::App::new(
+        likes_core::DynamoLikes::new(client.clone(), "no-such-table"),
+        likes_core::DynamoCounts::new(client, "no-such-table-either"),
+    );
+    let sub = UserId::new_random().to_string();
+    let req = api_request("PUT", &like_path(&PostId::new_random()), Some(&sub), None);
+    let request_id = match lambda_http::RequestExt::request_context_ref(&req) {
+        Some(lambda_http::request::RequestContext::ApiGatewayV2(ctx)) => {
+            ctx.request_id.clone().unwrap()
+        }
+        _ => unreachable!("the harness builds HTTP API v2 events"),
+    };
+    let (s, b, _) = read(app.handle(req).await);
+    assert_eq!(s, 500, "{b}");
+    assert_eq!(b["error"]["code"], "internal");
+    let msg = b["error"]["message"].as_str().unwrap();
+    assert!(msg.contains(&request_id), "{msg}");
+    assert!(
+        !msg.contains("no-such-table"),
+        "internals stay in the logs: {msg}"
+    );
+}

@@ -32,7 +32,8 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 
 /// The bucket (0..16) of a user's like on any post.
 pub fn bucket_of(user: &UserId) -> u8 {
-    let canonical = user.to_string();
+    let mut buf = uuid::Uuid::encode_buffer();
+    let canonical = user.as_uuid().hyphenated().encode_lower(&mut buf);
     // The remainder is < 16, so the narrowing cannot truncate.
     (fnv1a64(canonical.as_bytes()) % u64::from(BUCKETS)) as u8
 }

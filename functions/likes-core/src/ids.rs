@@ -20,8 +20,10 @@ fn parse_canonical(field: &'static str, raw: &str) -> Result<Uuid, ApiError> {
     } else {
         None
     };
+    // Re-encode into a stack buffer and compare: parsing alone would also accept uppercase.
+    let mut buf = uuid::Uuid::encode_buffer();
     match parsed {
-        Some(id) if id.hyphenated().to_string() == raw => Ok(id),
+        Some(id) if id.hyphenated().encode_lower(&mut buf) == raw => Ok(id),
         _ => Err(ApiError::invalid_id(field, &echo(raw))),
     }
 }

@@ -63,8 +63,10 @@ fn lambda_record(r: &Record, stream_arn: &str) -> Option<Value> {
 struct ShardState {
     id: String,
     iterator: Option<String>,
-    /// Where to resume after a reported failure.
+    /// Where to resume after a reported failure (that record included).
     retry_from: Option<String>,
+    /// The last record read and fully handled: where to resume after a lost iterator.
+    done_through: Option<String>,
     backoff: Duration,
 }
 
@@ -108,6 +110,7 @@ async fn refresh_shards(
                 id: id.to_owned(),
                 iterator: None,
                 retry_from: None,
+                done_through: None,
                 backoff: Duration::from_millis(100),
             });
         }
@@ -122,22 +125,24 @@ async fn poll_shard<C: CountsStore>(
     agg: &Aggregator<C>,
     shard: &mut ShardState,
 ) -> Result<usize, String> {
-    let err = |e: String| e;
     if shard.iterator.is_none() {
         let mut req = client
             .get_shard_iterator()
             .stream_arn(stream_arn)
             .shard_id(&shard.id);
-        req = match &shard.retry_from {
-            Some(seq) => req
+        req = match (&shard.retry_from, &shard.done_through) {
+            (Some(seq), _) => req
                 .shard_iterator_type(ShardIteratorType::AtSequenceNumber)
                 .sequence_number(seq),
-            None => req.shard_iterator_type(ShardIteratorType::TrimHorizon),
+            (None, Some(seq)) => req
+                .shard_iterator_type(ShardIteratorType::AfterSequenceNumber)
+                .sequence_number(seq),
+            (None, None) => req.shard_iterator_type(ShardIteratorType::TrimHorizon),
         };
         let out = req
             .send()
             .await
-            .map_err(|e| err(aws_sdk_dynamodbstreams::error::DisplayErrorContext(e).to_string()))?;
+            .map_err(|e| aws_sdk_dynamodbstreams::error::DisplayErrorContext(e).to_string())?;
         shard.iterator = out.shard_iterator;
     }
     let Some(iterator) = shard.iterator.clone() else {
@@ -149,10 +154,8 @@ async fn poll_shard<C: CountsStore>(
         .limit(BATCH_SIZE)
         .send()
         .await
-        .map_err(|e| {
-            // An expired or invalid iterator: start again from where we were.
-            err(aws_sdk_dynamodbstreams::error::DisplayErrorContext(e).to_string())
-        });
+        // An expired or invalid iterator: start again from where we were.
+        .map_err(|e| aws_sdk_dynamodbstreams::error::DisplayErrorContext(e).to_string());
     let out = match out {
         Ok(o) => o,
         Err(e) => {
@@ -165,9 +168,15 @@ async fn poll_shard<C: CountsStore>(
         .iter()
         .filter_map(|r| lambda_record(r, stream_arn))
         .collect();
-    let next = out.next_shard_iterator;
+    let next = out.next_shard_iterator.clone();
+    let last_read = out
+        .records()
+        .last()
+        .and_then(|r| r.dynamodb.as_ref())
+        .and_then(|d| d.sequence_number.clone());
     if records.is_empty() {
         shard.iterator = next;
+        shard.done_through = last_read.or(shard.done_through.take());
         return Ok(0);
     }
     let event: Event = serde_json::from_value(json!({ "Records": records }))
@@ -195,6 +204,7 @@ async fn poll_shard<C: CountsStore>(
         }
         None => {
             shard.retry_from = None;
+            shard.done_through = last_read.or(shard.done_through.take());
             shard.backoff = Duration::from_millis(100);
             shard.iterator = next;
         }
