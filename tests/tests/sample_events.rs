@@ -3,7 +3,7 @@
 
 use count_aggregator::Aggregator;
 use likes_core::{bucket_of, CountsStore, PostId, UserId};
-use likes_integration_tests::{read, Tables};
+use likes_integration_tests::Tables;
 
 fn sample(name: &str) -> String {
     let path = format!("{}/../infra/events/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -13,9 +13,13 @@ fn sample(name: &str) -> String {
 #[tokio::test]
 async fn the_like_sample_likes_the_post_as_its_sub() {
     let t = Tables::new().await;
-    let req = lambda_http::request::from_str(&sample("like.json")).expect("v2 event");
-    let (status, body, _) = read(t.app().handle(req).await);
-    assert_eq!(status, 200, "{body}");
+    // Through the Lambda entry point, as `sam local invoke -e infra/events/like.json` would.
+    let req: lambda_http::request::LambdaRequest =
+        serde_json::from_str(&sample("like.json")).expect("v2 event");
+    let resp = likes_api::lambda::invoke(&t.app(), req, lambda_http::Context::default()).await;
+    assert_eq!(resp.status_code, 200);
+    let bytes: &[u8] = resp.body.as_ref().map(|b| b.as_ref()).unwrap_or_default();
+    let body: serde_json::Value = serde_json::from_slice(bytes).expect("JSON");
     assert_eq!(body["changed"], true);
     assert_eq!(body["user_id"], "7c9e6679-7425-40de-944b-e07fc1f90ae7");
     assert_eq!(

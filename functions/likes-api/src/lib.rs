@@ -4,6 +4,7 @@
 //! driven by a constructed event in tests and by the local API Gateway stand-in.
 
 pub mod cursor;
+pub mod lambda;
 pub mod routes;
 
 use futures::stream::{self, StreamExt, TryStreamExt};

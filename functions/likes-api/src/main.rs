@@ -1,14 +1,14 @@
-use std::convert::Infallible;
 use std::sync::Arc;
 
-use lambda_http::{service_fn, Request};
+use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
+use lambda_http::request::LambdaRequest;
 use likes_api::App;
-use likes_core::config::{dynamo_client, Config};
+use likes_core::config::{dynamo_client, init_lambda_tracing, Config};
 use likes_core::{DynamoCounts, DynamoLikes};
 
 #[tokio::main]
-async fn main() -> Result<(), lambda_http::Error> {
-    likes_core::config::init_lambda_tracing();
+async fn main() -> Result<(), lambda_runtime::Error> {
+    init_lambda_tracing();
     let config = Config::from_env()?;
     // One client per execution environment: its connection pool outlives invocations.
     let client = dynamo_client().await;
@@ -16,9 +16,13 @@ async fn main() -> Result<(), lambda_http::Error> {
         DynamoLikes::new(client.clone(), config.likes_table),
         DynamoCounts::new(client, config.counts_table),
     ));
-    lambda_http::run(service_fn(move |req: Request| {
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<LambdaRequest>| {
         let app = Arc::clone(&app);
-        async move { Ok::<_, Infallible>(app.handle(req).await) }
+        async move {
+            Ok::<_, std::convert::Infallible>(
+                likes_api::lambda::invoke(&app, event.payload, event.context).await,
+            )
+        }
     }))
     .await
 }

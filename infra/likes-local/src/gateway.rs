@@ -7,12 +7,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use aws_lambda_events::apigw::ApiGatewayV2httpResponse;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
+use lambda_http::request::LambdaRequest;
+use likes_api::lambda::invoke;
 use likes_api::{error_response, App};
 use likes_core::{ApiError, CountsStore, LikesStore};
 use serde_json::json;
@@ -34,6 +37,21 @@ fn to_hyper(resp: lambda_http::Response<lambda_http::Body>) -> Response<Full<Byt
     let (parts, body) = resp.into_parts();
     let bytes = Bytes::copy_from_slice(body.as_ref());
     Response::from_parts(parts, Full::new(bytes))
+}
+
+fn from_v2(resp: ApiGatewayV2httpResponse) -> Response<Full<Bytes>> {
+    let body = resp
+        .body
+        .as_ref()
+        .map(|b| Bytes::copy_from_slice(b.as_ref()))
+        .unwrap_or_default();
+    let mut out = Response::new(Full::new(body));
+    *out.status_mut() = u16::try_from(resp.status_code)
+        .ok()
+        .and_then(|s| http::StatusCode::from_u16(s).ok())
+        .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+    *out.headers_mut() = resp.headers;
+    out
 }
 
 fn json(status: u16, value: serde_json::Value) -> Response<Full<Bytes>> {
@@ -111,10 +129,11 @@ impl<L: LikesStore + 'static, C: CountsStore + 'static> Gateway<L, C> {
             "body": body_text,
             "isBase64Encoded": body_text.is_none() && !body.is_empty()
         });
-        match lambda_http::request::from_str(&event.to_string()) {
-            Ok(req) => to_hyper(self.app.handle(req).await),
+        // Through the same entry point as on Lambda.
+        match serde_json::from_value::<LambdaRequest>(event) {
+            Ok(req) => from_v2(invoke(&self.app, req, lambda_http::Context::default()).await),
             Err(e) => to_hyper(error_response(&ApiError::bad_request(
-                "bad_request",
+                "invalid_request",
                 format!("request could not be turned into an API Gateway event: {e}"),
             ))),
         }
