@@ -1,8 +1,14 @@
-.PHONY: test dev token lint lint-template fmt build
+.PHONY: test api-fuzz dev token lint lint-template fmt build
 
-# Every test: unit tests and integration tests against moto, which this starts and stops.
+# Every test: unit, integration (against moto, which this starts and stops), end-to-end, and
+# the spec-driven HTTP fuzz.
 test:
 	infra/with-moto.sh cargo test --workspace --all-targets
+	infra/api-fuzz.sh
+
+# schemathesis against the local stack, from openapi.yaml (also part of `make test`).
+api-fuzz:
+	infra/api-fuzz.sh
 
 # The whole system locally: API on 127.0.0.1:$${LIKES_PORT:-3000}, stream poller, emulator.
 dev:
