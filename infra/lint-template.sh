@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Validates template.yaml offline: `sam validate --lint`, then cfn-lint on the SAM-translated
 # template (cfn-lint >= 1.54 no longer expands SAM resources itself). Installs its own pinned
-# tools into .venv-sam on first run.
+# tools (infra/requirements-sam.txt) into .venv-sam on first run.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/.venv-sam"
-if [ ! -x "$venv/bin/sam" ]; then
+stamp="$venv/.requirements.sha"
+want="$(sha256sum "$root/infra/requirements-sam.txt" | cut -d' ' -f1)"
+if [ ! -x "$venv/bin/sam" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check 'aws-sam-cli==1.170.0' >&2
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$root/infra/requirements-sam.txt" >&2
+  echo "$want" >"$stamp"
 fi
 export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}" SAM_CLI_TELEMETRY=0
 cd "$root"
