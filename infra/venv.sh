@@ -7,7 +7,7 @@ stamp="$venv/.requirements.sha"
 want="$(sha256sum "$root/infra/requirements.txt" | cut -d' ' -f1)"
 if [ ! -x "$venv/bin/moto_server" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   if ! command -v python3 >/dev/null; then
-    echo "python3 not found: install Python 3.9+ (it runs the local DynamoDB emulator)" >&2
+    echo "python3 not found: install Python 3 (3.11 is tested); it runs the local DynamoDB emulator" >&2
     exit 1
   fi
   python3 -m venv "$venv"
