@@ -115,3 +115,69 @@ pub fn parse(event: &Event) -> Parsed {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use likes_core::{bucket_of, PostId, UserId};
+    use serde_json::json;
+
+    fn rec(name: &str, post: PostId, user: UserId, seq: u64) -> serde_json::Value {
+        json!({
+            "eventID": "x", "eventName": name, "awsRegion": "us-east-1",
+            "dynamodb": {
+                "Keys": {
+                    "post_bucket": {"S": format!("{post}#{}", bucket_of(&user))},
+                    "user_id": {"S": user.to_string()}
+                },
+                "SequenceNumber": (100_000_000_000_000_000_000u128 + u128::from(seq)).to_string(),
+                "SizeBytes": 1, "StreamViewType": "KEYS_ONLY"
+            }
+        })
+    }
+
+    #[test]
+    fn groups_by_key_in_stream_order_and_first_appearance() {
+        let (p, q) = (PostId::new_random(), PostId::new_random());
+        let u = UserId::new_random();
+        let records = vec![
+            rec("INSERT", p, u, 1),
+            rec("INSERT", q, u, 2),
+            rec("MODIFY", p, u, 3),
+            rec("REMOVE", p, u, 4),
+            rec("INSERT", p, u, 5),
+        ];
+        let event: Event = serde_json::from_value(json!({ "Records": records })).unwrap();
+        let parsed = parse(&event);
+        assert_eq!(parsed.ignored, 1);
+        assert_eq!(parsed.skipped, 0);
+        assert_eq!(parsed.records(), 4);
+        assert_eq!(parsed.groups.len(), 2);
+        assert_eq!(parsed.groups[0].row, PostBucket::for_like(p, &u));
+        assert_eq!(parsed.groups[1].row, PostBucket::for_like(q, &u));
+        let p_changes: Vec<(String, i64)> = parsed.groups[0]
+            .changes
+            .iter()
+            .map(|c| (c.seq.raw().to_owned(), c.delta))
+            .collect();
+        assert_eq!(
+            p_changes,
+            vec![
+                ("100000000000000000001".to_owned(), 1),
+                ("100000000000000000004".to_owned(), -1),
+                ("100000000000000000005".to_owned(), 1),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_or_foreign_batch_yields_nothing() {
+        let event: Event = serde_json::from_value(json!({ "Records": [] })).unwrap();
+        assert_eq!(parse(&event), Parsed::default());
+        let mut bad = rec("INSERT", PostId::new_random(), UserId::new_random(), 1);
+        bad["dynamodb"]["SequenceNumber"] = "12x".into();
+        let event: Event = serde_json::from_value(json!({ "Records": [bad] })).unwrap();
+        let parsed = parse(&event);
+        assert_eq!((parsed.skipped, parsed.groups.len()), (1, 0));
+    }
+}
