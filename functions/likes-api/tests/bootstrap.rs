@@ -1,0 +1,132 @@
+//! The real `likes-api` binary — its `main`, configuration from the environment, the Lambda
+//! runtime loop and response serialisation — run against a loopback Lambda Runtime API and the
+//! emulator. Prints the cold start (process spawn → first poll for work).
+//!
+//! `LIKES_LAMBDA_BIN=target/release/likes-api` runs the same test against a release build.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use fake_runtime::{FakeRuntime, Function, Outcome};
+use likes_integration_tests::{endpoint, Tables};
+use serde_json::Value;
+
+fn binary() -> PathBuf {
+    std::env::var_os("LIKES_LAMBDA_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_likes-api")))
+}
+
+fn sample_event(method: &str, raw_path: &str, raw_query: &str) -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../infra/events/like.json");
+    let mut event: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("sample event")).expect("JSON");
+    event["rawPath"] = raw_path.into();
+    event["rawQueryString"] = raw_query.into();
+    event["requestContext"]["http"]["path"] = raw_path.into();
+    event["requestContext"]["http"]["method"] = method.into();
+    event
+}
+
+async fn invoke(rt: &FakeRuntime, f: &Function, event: Value) -> (i64, Value) {
+    let id = rt.push(event);
+    let outcome = rt.outcome(&id, Duration::from_secs(30)).await;
+    match outcome {
+        Some(Outcome::Response(v)) => {
+            let status = v["statusCode"].as_i64().expect("statusCode");
+            let body: Value = serde_json::from_str(v["body"].as_str().expect("a text body"))
+                .expect("a JSON body");
+            assert_eq!(v["headers"]["content-type"], "application/json");
+            (status, body)
+        }
+        other => panic!("no response: {other:?}\n{}", f.lines().join("\n")),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bootstrap_binary_serves_api_gateway_events() {
+    let t = Tables::new().await;
+    let rt = FakeRuntime::start().await.expect("runtime API");
+    let endpoint = endpoint();
+    let f = Function::spawn(
+        &binary(),
+        &rt,
+        &[
+            ("AWS_ENDPOINT_URL_DYNAMODB", endpoint.as_str()),
+            ("AWS_REGION", "us-east-1"),
+            ("AWS_ACCESS_KEY_ID", "test"),
+            ("AWS_SECRET_ACCESS_KEY", "test"),
+            ("LIKES_TABLE_NAME", t.likes_table.as_str()),
+            ("COUNTS_TABLE_NAME", t.counts_table.as_str()),
+        ],
+    )
+    .expect("the binary starts");
+
+    let post = uuid::Uuid::new_v4();
+    let (status, body) = invoke(
+        &rt,
+        &f,
+        sample_event("PUT", &format!("/posts/{post}/like"), ""),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["changed"], true);
+    assert_eq!(body["user_id"], "7c9e6679-7425-40de-944b-e07fc1f90ae7");
+    let init = rt.first_poll().expect("polled") - f.spawned_at;
+    println!(
+        "cold start, spawn to first poll for work: {init:?} ({})",
+        binary().display()
+    );
+
+    // The same environment, warm: the like is there.
+    let (status, body) = invoke(
+        &rt,
+        &f,
+        sample_event("GET", &format!("/posts/{post}/like"), ""),
+    )
+    .await;
+    assert_eq!(
+        (status, &body["liked"]),
+        (200, &Value::Bool(true)),
+        "{body}"
+    );
+    assert_eq!(t.like_pairs().await.len(), 1);
+
+    // A query string no URI may hold: a JSON 400 from the binary, not a failed invocation.
+    let (status, body) = invoke(
+        &rt,
+        &f,
+        sample_event("GET", &format!("/posts/{post}/likes"), "cursor={| }"),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], "invalid_request");
+
+    let (status, _) = invoke(&rt, &f, sample_event("GET", "/nope", "")).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn without_its_configuration_the_binary_reports_an_init_error() {
+    let rt = FakeRuntime::start().await.expect("runtime API");
+    let f = Function::spawn(&binary(), &rt, &[("AWS_REGION", "us-east-1")]).expect("starts");
+    let id = rt.push(sample_event("GET", "/nope", ""));
+    // LIKES_TABLE_NAME is missing: main fails before polling, and says which variable.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let lines = f.lines().join("\n");
+        if lines.contains("LIKES_TABLE_NAME") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no error naming the variable:\n{lines}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        rt.first_poll().is_none(),
+        "it must not take work it cannot do"
+    );
+    assert!(rt.outcome(&id, Duration::from_millis(200)).await.is_none());
+}
