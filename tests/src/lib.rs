@@ -75,6 +75,18 @@ impl Tables {
         likes_api::App::new(self.likes(), self.counts())
     }
 
+    /// The environment a function binary needs to run against these tables on the emulator.
+    pub fn lambda_env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL_DYNAMODB", endpoint()),
+            ("AWS_REGION", "us-east-1".to_owned()),
+            ("AWS_ACCESS_KEY_ID", "test".to_owned()),
+            ("AWS_SECRET_ACCESS_KEY", "test".to_owned()),
+            ("LIKES_TABLE_NAME", self.likes_table.clone()),
+            ("COUNTS_TABLE_NAME", self.counts_table.clone()),
+        ]
+    }
+
     /// Every item in a table (consistent scan): what the tests assert against.
     pub async fn scan(&self, table: &str) -> Vec<HashMap<String, AttributeValue>> {
         let mut out = Vec::new();

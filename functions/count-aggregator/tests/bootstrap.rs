@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use fake_runtime::{FakeRuntime, Function, Outcome};
 use likes_core::{CountsStore, PostId};
-use likes_integration_tests::{endpoint, Tables};
+use likes_integration_tests::Tables;
 use serde_json::Value;
 
 fn binary() -> PathBuf {
@@ -22,20 +22,7 @@ fn binary() -> PathBuf {
 async fn the_bootstrap_binary_aggregates_a_stream_batch() {
     let t = Tables::new().await;
     let rt = FakeRuntime::start().await.expect("runtime API");
-    let endpoint = endpoint();
-    let f = Function::spawn(
-        &binary(),
-        &rt,
-        &[
-            ("AWS_ENDPOINT_URL_DYNAMODB", endpoint.as_str()),
-            ("AWS_REGION", "us-east-1"),
-            ("AWS_ACCESS_KEY_ID", "test"),
-            ("AWS_SECRET_ACCESS_KEY", "test"),
-            ("LIKES_TABLE_NAME", t.likes_table.as_str()),
-            ("COUNTS_TABLE_NAME", t.counts_table.as_str()),
-        ],
-    )
-    .expect("the binary starts");
+    let f = Function::spawn(&binary(), &rt, t.lambda_env()).expect("the binary starts");
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../infra/events/stream-batch.json"

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use fake_runtime::{FakeRuntime, Function, Outcome};
-use likes_integration_tests::{endpoint, Tables};
+use likes_integration_tests::Tables;
 use serde_json::Value;
 
 fn binary() -> PathBuf {
@@ -47,20 +47,7 @@ async fn invoke(rt: &FakeRuntime, f: &Function, event: Value) -> (i64, Value) {
 async fn the_bootstrap_binary_serves_api_gateway_events() {
     let t = Tables::new().await;
     let rt = FakeRuntime::start().await.expect("runtime API");
-    let endpoint = endpoint();
-    let f = Function::spawn(
-        &binary(),
-        &rt,
-        &[
-            ("AWS_ENDPOINT_URL_DYNAMODB", endpoint.as_str()),
-            ("AWS_REGION", "us-east-1"),
-            ("AWS_ACCESS_KEY_ID", "test"),
-            ("AWS_SECRET_ACCESS_KEY", "test"),
-            ("LIKES_TABLE_NAME", t.likes_table.as_str()),
-            ("COUNTS_TABLE_NAME", t.counts_table.as_str()),
-        ],
-    )
-    .expect("the binary starts");
+    let f = Function::spawn(&binary(), &rt, t.lambda_env()).expect("the binary starts");
 
     let post = uuid::Uuid::new_v4();
     let (status, body) = invoke(
@@ -109,7 +96,7 @@ async fn the_bootstrap_binary_serves_api_gateway_events() {
 #[tokio::test]
 async fn without_its_configuration_the_binary_reports_an_init_error() {
     let rt = FakeRuntime::start().await.expect("runtime API");
-    let f = Function::spawn(&binary(), &rt, &[("AWS_REGION", "us-east-1")]).expect("starts");
+    let f = Function::spawn(&binary(), &rt, [("AWS_REGION", "us-east-1")]).expect("starts");
     let id = rt.push(sample_event("GET", "/nope", ""));
     // LIKES_TABLE_NAME is missing: main fails before polling, and says which variable.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);

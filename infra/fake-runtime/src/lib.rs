@@ -206,11 +206,12 @@ pub struct Function {
 
 impl Function {
     /// Starts `binary` with the Lambda environment variables pointing at `runtime`, plus `env`.
-    pub fn spawn(
-        binary: &Path,
-        runtime: &FakeRuntime,
-        env: &[(&str, &str)],
-    ) -> std::io::Result<Self> {
+    pub fn spawn<I, K, V>(binary: &Path, runtime: &FakeRuntime, env: I) -> std::io::Result<Self>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<std::ffi::OsStr>,
+        V: AsRef<std::ffi::OsStr>,
+    {
         let mut cmd = Command::new(binary);
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -220,7 +221,7 @@ impl Function {
             .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
             .env("AWS_LAMBDA_LOG_STREAM_NAME", "local")
             .env("AWS_LAMBDA_LOG_GROUP_NAME", "local")
-            .envs(env.iter().copied())
+            .envs(env)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
