@@ -237,3 +237,65 @@ impl Tables {
         (app, counter)
     }
 }
+
+/// Lets the first PutItem reach DynamoDB, then replaces its response with a 500: the write
+/// happened, the caller was told it failed. What a dropped connection does in production.
+#[derive(Debug, Clone, Default)]
+pub struct LoseFirstPutResponse {
+    lost: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl LoseFirstPutResponse {
+    pub fn fired(&self) -> bool {
+        self.lost.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl aws_sdk_dynamodb::config::Intercept for LoseFirstPutResponse {
+    fn name(&self) -> &'static str {
+        "LoseFirstPutResponse"
+    }
+
+    fn modify_before_deserialization(
+        &self,
+        ctx: &mut aws_sdk_dynamodb::config::interceptors::BeforeDeserializationInterceptorContextMut<'_>,
+        _rc: &aws_sdk_dynamodb::config::RuntimeComponents,
+        cfg: &mut aws_sdk_dynamodb::config::ConfigBag,
+    ) -> Result<(), aws_sdk_dynamodb::error::BoxError> {
+        let is_put = cfg
+            .load::<aws_smithy_runtime_api::client::orchestrator::Metadata>()
+            .is_some_and(|m| m.name() == "PutItem");
+        if is_put && !self.lost.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let resp = ctx.response_mut();
+            *resp.status_mut() = aws_smithy_runtime_api::http::StatusCode::try_from(500u16)?;
+            *resp.body_mut() = aws_smithy_types::body::SdkBody::from(
+                r#"{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"injected: response lost"}"#,
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Tables {
+    /// An app whose client loses the first PutItem response (see [`LoseFirstPutResponse`]).
+    pub fn app_losing_first_put(
+        &self,
+    ) -> (
+        likes_api::App<DynamoLikes, DynamoCounts>,
+        LoseFirstPutResponse,
+    ) {
+        let lose = LoseFirstPutResponse::default();
+        let conf = self
+            .client
+            .config()
+            .to_builder()
+            .interceptor(lose.clone())
+            .build();
+        let client = Client::from_conf(conf);
+        let app = likes_api::App::new(
+            DynamoLikes::new(client.clone(), &self.likes_table),
+            DynamoCounts::new(client, &self.counts_table),
+        );
+        (app, lose)
+    }
+}

@@ -389,3 +389,26 @@ async fn a_store_bug_is_a_500_with_the_request_id_and_no_detail() {
         "internals stay in the logs: {msg}"
     );
 }
+
+#[tokio::test]
+async fn a_like_whose_response_was_lost_still_reports_the_change() {
+    let t = Tables::new().await;
+    let (app, lose) = t.app_losing_first_put();
+    let (post, user) = (PostId::new_random(), UserId::new_random());
+    let sub = user.to_string();
+    let (s, b, _) = read(
+        app.handle(api_request("PUT", &like_path(&post), Some(&sub), None))
+            .await,
+    );
+    assert!(lose.fired(), "the first response was replaced");
+    assert_eq!(s, 200, "{b}");
+    // The retry collided with this request's own write: that is a change, not "already liked".
+    assert_eq!(b["changed"], true);
+    assert_eq!(t.like_pairs().await, vec![(post.to_string(), sub.clone())]);
+    // A genuine repeat is still "no change".
+    let (_, again, _) = read(
+        app.handle(api_request("PUT", &like_path(&post), Some(&sub), None))
+            .await,
+    );
+    assert_eq!(again["changed"], false);
+}

@@ -7,7 +7,10 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, KeysAndAttributes, ReturnValuesOnConditionCheckFailure,
+};
 use aws_sdk_dynamodb::Client;
 use futures::future::try_join_all;
 
@@ -90,6 +93,13 @@ pub struct Page<T> {
     pub more: bool,
 }
 
+/// Attempts at a like's PutItem (the SDK's standard is 3 too).
+const WRITE_ATTEMPTS: u32 = 3;
+
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(50 << attempt.min(4))
+}
+
 /// Most keys one BatchGetItem may carry.
 pub const BATCH_GET_MAX: usize = 100;
 /// Attempts at a BatchGetItem's `UnprocessedKeys` before giving up with a 503.
@@ -131,28 +141,58 @@ fn key(post: PostId, user: &UserId) -> [(String, AttributeValue); 2] {
 impl LikesStore for DynamoLikes {
     async fn like(&self, post: PostId, user: UserId, liked_at: &str) -> Result<bool, StoreError> {
         let [pk, sk] = key(post, &user);
-        let res = self
-            .client
-            .put_item()
-            .table_name(&self.table)
-            .item(pk.0, pk.1)
-            .item(sk.0, sk.1)
-            .item(POST_ID, s(post.to_string()))
-            .item(LIKED_AT, s(liked_at))
-            // INSERT … ON CONFLICT DO NOTHING: the condition is checked atomically with the write.
-            .condition_expression("attribute_not_exists(#sk)")
-            .expression_attribute_names("#sk", SK)
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|se| se.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
+        let mut attempt = 1;
+        loop {
+            let res = self
+                .client
+                .put_item()
+                .table_name(&self.table)
+                .item(pk.0.clone(), pk.1.clone())
+                .item(sk.0.clone(), sk.1.clone())
+                .item(POST_ID, s(post.to_string()))
+                .item(LIKED_AT, s(liked_at))
+                // INSERT … ON CONFLICT DO NOTHING: checked atomically with the write.
+                .condition_expression("attribute_not_exists(#sk)")
+                .expression_attribute_names("#sk", SK)
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
+                // Retried by this loop, not the SDK, so that a collision after a retry can be
+                // recognised as this request's own earlier write.
+                .customize()
+                .config_override(
+                    aws_sdk_dynamodb::config::Config::builder()
+                        .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled()),
+                )
+                .send()
+                .await;
+            match res {
+                Ok(_) => return Ok(true),
+                Err(e) => {
+                    if let Some(PutItemError::ConditionalCheckFailedException(ccf)) =
+                        e.as_service_error()
+                    {
+                        // After a retry, the like we collide with may be our own: the earlier
+                        // attempt was written but its response was lost. Its `liked_at` is ours
+                        // to the millisecond. (On the first attempt a collision is always
+                        // someone else's, so concurrent identical requests stay exact.)
+                        let ours = attempt > 1
+                            && ccf
+                                .item()
+                                .and_then(|item| item.get(LIKED_AT))
+                                .and_then(|v| v.as_s().ok())
+                                .is_some_and(|t| t == liked_at);
+                        return Ok(ours);
+                    }
+                    let err = classify(e);
+                    if matches!(err, StoreError::Unavailable(_)) && attempt < WRITE_ATTEMPTS {
+                        tokio::time::sleep(backoff(attempt)).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    return Err(err);
+                }
             }
-            Err(e) => Err(classify(e)),
         }
     }
 
