@@ -122,8 +122,10 @@ fn token(user: &str) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
-fn wait_for_count(stack: &Stack, post: &str, tok: &str, want: i64) {
-    let deadline = Instant::now() + Duration::from_secs(30);
+/// Polls the count until it reads `want`; returns how long that took.
+fn wait_for_count(stack: &Stack, post: &str, tok: &str, want: i64) -> Duration {
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(30);
     loop {
         let (s, b) = http(
             stack.port,
@@ -134,7 +136,7 @@ fn wait_for_count(stack: &Stack, post: &str, tok: &str, want: i64) {
         .unwrap();
         assert_eq!(s, 200, "{b}");
         if b["like_count"] == want {
-            return;
+            return started.elapsed();
         }
         assert!(
             Instant::now() < deadline,
@@ -174,7 +176,8 @@ fn likes_flow_through_the_stream_into_counts_even_after_a_failed_batch() {
     )
     .unwrap();
     assert_eq!((s, &b["changed"]), (200, &Value::Bool(true)));
-    wait_for_count(&stack, &post, &tokens[0], 2);
+    let took = wait_for_count(&stack, &post, &tokens[0], 2);
+    println!("an unlike reached the count in {took:?}");
 }
 
 #[test]
