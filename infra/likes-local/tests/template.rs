@@ -1,0 +1,44 @@
+//! The stream mapping settings the aggregator's correctness depends on are in template.yaml, and
+//! the local poller plays the same mapping.
+
+use serde_yaml::Value;
+
+fn mapping() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
+    let t: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(path).expect("template")).expect("YAML");
+    t["Resources"]["LikesStreamMapping"]["Properties"].clone()
+}
+
+#[test]
+fn the_stream_mapping_keeps_the_aggregators_invariants() {
+    let m = mapping();
+    // hwm dedup needs one in-order batch per shard at a time.
+    assert_eq!(m["ParallelizationFactor"].as_i64(), Some(1));
+    assert_eq!(
+        m["FunctionResponseTypes"][0].as_str(),
+        Some("ReportBatchItemFailures")
+    );
+    assert_eq!(m["BisectBatchOnFunctionError"].as_bool(), Some(true));
+    assert_eq!(m["StartingPosition"].as_str(), Some("TRIM_HORIZON"));
+    let pattern: serde_json::Value = serde_json::from_str(
+        m["FilterCriteria"]["Filters"][0]["Pattern"]
+            .as_str()
+            .expect("a filter pattern"),
+    )
+    .expect("the pattern is JSON");
+    assert_eq!(
+        pattern,
+        serde_json::json!({"eventName": ["INSERT", "REMOVE"]})
+    );
+    // Records given up on must land somewhere visible.
+    assert!(!m["DestinationConfig"]["OnFailure"]["Destination"].is_null());
+}
+
+#[test]
+fn the_local_poller_uses_the_templates_batch_size() {
+    assert_eq!(
+        mapping()["BatchSize"].as_i64(),
+        Some(i64::from(likes_local::poller::BATCH_SIZE))
+    );
+}
