@@ -1,0 +1,117 @@
+//! What a request says, read and validated: the caller (from the authorizer's claims only), and
+//! the query parameters and body of each route.
+
+use lambda_http::request::RequestContext;
+use lambda_http::{Request, RequestExt};
+use likes_core::{ApiError, PostId, UserId};
+
+/// Page size bounds for the listing routes.
+pub const DEFAULT_LIMIT: usize = 20;
+pub const MAX_LIMIT: usize = 100;
+/// Most post ids one summary request may name.
+pub const MAX_SUMMARY_IDS: usize = 100;
+
+/// Identity and correlation taken from the API Gateway request context, never from the
+/// request's own headers, query or body.
+pub struct Caller {
+    pub user: UserId,
+}
+
+pub fn request_id(req: &Request) -> String {
+    if let Some(RequestContext::ApiGatewayV2(ctx)) = req.request_context_ref() {
+        if let Some(id) = &ctx.request_id {
+            return id.clone();
+        }
+    }
+    req.lambda_context_ref()
+        .map(|c| c.request_id.clone())
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// The `sub` claim the JWT authorizer verified. Nothing else identifies a caller.
+pub fn caller(req: &Request) -> Result<Caller, ApiError> {
+    let sub = match req.request_context_ref() {
+        Some(RequestContext::ApiGatewayV2(ctx)) => ctx
+            .authorizer
+            .as_ref()
+            .and_then(|a| a.jwt.as_ref())
+            .and_then(|jwt| jwt.claims.get("sub")),
+        _ => None,
+    };
+    let sub = sub.ok_or_else(|| ApiError::unauthorized("no verified identity on the request"))?;
+    let user = UserId::parse(sub)
+        .map_err(|_| ApiError::unauthorized("the token's sub claim is not a user id (UUID)"))?;
+    Ok(Caller { user })
+}
+
+/// The write routes take no body. Rejecting one, rather than ignoring it, keeps clients from
+/// believing that a `user_id` they send has any effect.
+pub fn expect_no_body(req: &Request) -> Result<(), ApiError> {
+    let bytes: &[u8] = req.body().as_ref();
+    let text = std::str::from_utf8(bytes).map(str::trim);
+    match text {
+        Ok("") | Ok("{}") => Ok(()),
+        _ => Err(ApiError::bad_request(
+            "unexpected_body",
+            "this route takes no request body; the caller is identified by the token",
+        )),
+    }
+}
+
+/// The one value of a query parameter; a repeated parameter is ambiguous and rejected.
+pub fn query_param<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, ApiError> {
+    let Some(params) = req.query_string_parameters_ref() else {
+        return Ok(None);
+    };
+    match params.all(name).as_deref() {
+        None | Some([]) => Ok(None),
+        Some([one]) => Ok(Some(one)),
+        Some(_) => Err(ApiError::bad_request(
+            "invalid_query",
+            format!("{name} may be given only once"),
+        )),
+    }
+}
+
+pub fn limit(req: &Request) -> Result<usize, ApiError> {
+    let Some(raw) = query_param(req, "limit")? else {
+        return Ok(DEFAULT_LIMIT);
+    };
+    match raw.parse::<usize>() {
+        Ok(n) if (1..=MAX_LIMIT).contains(&n) && raw.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+        _ => Err(ApiError::bad_request(
+            "invalid_limit",
+            format!("limit must be an integer from 1 to {MAX_LIMIT}"),
+        )),
+    }
+}
+
+/// `post_ids=a,b,c`: 1 to 100 canonical UUIDs; duplicates folded, first occurrence kept.
+pub fn summary_ids(req: &Request) -> Result<Vec<PostId>, ApiError> {
+    let raw = query_param(req, "post_ids")?.unwrap_or("");
+    if raw.is_empty() {
+        return Err(ApiError::bad_request(
+            "invalid_post_ids",
+            "post_ids must list 1 to 100 post ids, comma-separated",
+        ));
+    }
+    let parts: Vec<&str> = raw.split(',').collect();
+    if parts.len() > MAX_SUMMARY_IDS {
+        return Err(ApiError::bad_request(
+            "invalid_post_ids",
+            format!(
+                "post_ids lists {} ids; at most {MAX_SUMMARY_IDS} are allowed",
+                parts.len()
+            ),
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut ids = Vec::with_capacity(parts.len());
+    for part in parts {
+        let id = PostId::parse_field("post_ids", part)?;
+        if seen.insert(id) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
