@@ -62,6 +62,9 @@ fn lambda_record(r: &Record, stream_arn: &str) -> Option<Value> {
 
 struct ShardState {
     id: String,
+    parent: Option<String>,
+    /// Closed and read to its end: its children may start.
+    finished: bool,
     iterator: Option<String>,
     /// Where to resume after a reported failure (that record included).
     retry_from: Option<String>,
@@ -79,7 +82,8 @@ pub async fn run<C: CountsStore>(client: Client, stream_arn: String, agg: Aggreg
             continue;
         }
         let mut busy = false;
-        for shard in &mut shards {
+        let eligible: Vec<bool> = shards.iter().map(|s| ready(s, &shards)).collect();
+        for (shard, _) in shards.iter_mut().zip(eligible).filter(|(_, ok)| *ok) {
             match poll_shard(&client, &stream_arn, &agg, shard).await {
                 Ok(n) => busy |= n > 0,
                 Err(e) => tracing::warn!(shard = %shard.id, error = %e, "poll failed; retrying"),
@@ -89,6 +93,17 @@ pub async fn run<C: CountsStore>(client: Client, stream_arn: String, agg: Aggreg
             tokio::time::sleep(IDLE_POLL).await;
         }
     }
+}
+
+/// As Lambda does: a shard is read only after its parent (if the stream still has it) was read
+/// to its end, so one key's records are delivered in order across a shard split.
+fn ready(shard: &ShardState, all: &[ShardState]) -> bool {
+    !shard.finished
+        && shard.parent.as_ref().is_none_or(|parent| {
+            all.iter()
+                .find(|s| &s.id == parent)
+                .is_none_or(|p| p.finished)
+        })
 }
 
 async fn refresh_shards(
@@ -108,6 +123,8 @@ async fn refresh_shards(
         if !shards.iter().any(|x| x.id == id) {
             shards.push(ShardState {
                 id: id.to_owned(),
+                parent: s.parent_shard_id().map(str::to_owned),
+                finished: false,
                 iterator: None,
                 retry_from: None,
                 done_through: None,
@@ -175,6 +192,7 @@ async fn poll_shard<C: CountsStore>(
         .and_then(|r| r.dynamodb.as_ref())
         .and_then(|d| d.sequence_number.clone());
     if records.is_empty() {
+        shard.finished = next.is_none();
         shard.iterator = next;
         shard.done_through = last_read.or(shard.done_through.take());
         return Ok(0);
@@ -206,8 +224,47 @@ async fn poll_shard<C: CountsStore>(
             shard.retry_from = None;
             shard.done_through = last_read.or(shard.done_through.take());
             shard.backoff = Duration::from_millis(100);
+            shard.finished = next.is_none();
             shard.iterator = next;
         }
     }
     Ok(records.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shard(id: &str, parent: Option<&str>, finished: bool) -> ShardState {
+        ShardState {
+            id: id.into(),
+            parent: parent.map(Into::into),
+            finished,
+            iterator: None,
+            retry_from: None,
+            done_through: None,
+            backoff: Duration::from_millis(100),
+        }
+    }
+
+    #[test]
+    fn children_wait_for_their_parent_to_finish() {
+        let open = [shard("p", None, false), shard("c", Some("p"), false)];
+        assert!(ready(&open[0], &open));
+        assert!(
+            !ready(&open[1], &open),
+            "the child waits while the parent is open"
+        );
+        let done = [shard("p", None, true), shard("c", Some("p"), false)];
+        assert!(
+            !ready(&done[0], &done),
+            "a finished shard is not read again"
+        );
+        assert!(ready(&done[1], &done));
+        let trimmed = [shard("c", Some("gone"), false)];
+        assert!(
+            ready(&trimmed[0], &trimmed),
+            "a trimmed parent does not block"
+        );
+    }
 }
