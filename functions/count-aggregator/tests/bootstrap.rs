@@ -48,6 +48,12 @@ async fn the_bootstrap_binary_aggregates_a_stream_batch() {
         "cold start, spawn to first poll for work: {init:?} ({})",
         binary().display()
     );
+    if let Some(kib) = f.peak_rss_kib() {
+        println!(
+            "peak resident memory after the first invocation: {} MiB",
+            kib / 1024
+        );
+    }
 
     // Delivered twice, counted once: like, like, unlike over two buckets = 1.
     let post = PostId::parse("0f8fad5b-d9cb-469f-a165-70867728950e").unwrap();

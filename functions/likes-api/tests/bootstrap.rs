@@ -64,6 +64,12 @@ async fn the_bootstrap_binary_serves_api_gateway_events() {
         "cold start, spawn to first poll for work: {init:?} ({})",
         binary().display()
     );
+    if let Some(kib) = f.peak_rss_kib() {
+        println!(
+            "peak resident memory after the first invocation: {} MiB",
+            kib / 1024
+        );
+    }
 
     // The same environment, warm: the like is there.
     let (status, body) = invoke(

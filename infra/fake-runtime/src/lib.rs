@@ -248,6 +248,16 @@ impl Function {
     pub fn id(&self) -> Option<u32> {
         self.child.id()
     }
+
+    /// Peak resident memory so far (Linux `VmHWM`), in KiB: what the function's memory setting
+    /// must cover.
+    pub fn peak_rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.id()?)).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
 }
 
 fn collect<R: tokio::io::AsyncRead + Unpin + Send + 'static>(r: R, into: Arc<Mutex<Vec<String>>>) {
