@@ -6,6 +6,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+. "$root/infra/lib.sh"
 "$root/infra/venv.sh" >/dev/null
 venv="$root/.venv-apitest"
 stamp="$venv/.requirements.sha"
@@ -17,19 +18,13 @@ if [ ! -x "$venv/bin/st" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 fi
 cargo build --quiet -p likes-local --bin likes-local
 bin="$root/target/debug/likes-local"
-port="$("$root/.venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 log="$(mktemp -t likes-local.XXXXXX.log)"
 NO_COLOR=1 LIKES_PORT="$port" "$bin" >"$log" 2>&1 &
 pid=$!
 cleanup() { kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -f "$log"; }
 trap cleanup EXIT INT TERM
-for _ in $(seq 1 300); do
-  if "$root/.venv/bin/python" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/healthz', timeout=1)" 2>/dev/null; then
-    break
-  fi
-  if ! kill -0 "$pid" 2>/dev/null; then echo "likes-local failed to start:" >&2; cat "$log" >&2; exit 1; fi
-  sleep 0.1
-done
+wait_until_up likes-local "http://127.0.0.1:$port/healthz" "$pid" "$log" 30
 token="$("$bin" token 7c9e6679-7425-40de-944b-e07fc1f90ae7)"
 # positive_data_acceptance is left out on purpose: a schema-valid but made-up cursor is rightly a
 # 400 (cursors are opaque and checked), which that check would count as a failure.

@@ -220,21 +220,28 @@ impl aws_sdk_dynamodb::config::Intercept for RequestCounter {
 }
 
 impl Tables {
-    /// An app whose DynamoDB client counts its requests.
-    pub async fn counted_app(&self) -> (likes_api::App<DynamoLikes, DynamoCounts>, RequestCounter) {
-        let counter = RequestCounter::default();
+    /// An app whose DynamoDB client runs `interceptor` on every request.
+    pub fn app_with<I>(&self, interceptor: I) -> likes_api::App<DynamoLikes, DynamoCounts>
+    where
+        I: aws_sdk_dynamodb::config::Intercept + 'static,
+    {
         let conf = self
             .client
             .config()
             .to_builder()
-            .interceptor(counter.clone())
+            .interceptor(interceptor)
             .build();
         let client = Client::from_conf(conf);
-        let app = likes_api::App::new(
+        likes_api::App::new(
             DynamoLikes::new(client.clone(), &self.likes_table),
             DynamoCounts::new(client, &self.counts_table),
-        );
-        (app, counter)
+        )
+    }
+
+    /// An app whose DynamoDB client counts its requests.
+    pub fn counted_app(&self) -> (likes_api::App<DynamoLikes, DynamoCounts>, RequestCounter) {
+        let counter = RequestCounter::default();
+        (self.app_with(counter.clone()), counter)
     }
 }
 
@@ -285,17 +292,6 @@ impl Tables {
         LoseFirstPutResponse,
     ) {
         let lose = LoseFirstPutResponse::default();
-        let conf = self
-            .client
-            .config()
-            .to_builder()
-            .interceptor(lose.clone())
-            .build();
-        let client = Client::from_conf(conf);
-        let app = likes_api::App::new(
-            DynamoLikes::new(client.clone(), &self.likes_table),
-            DynamoCounts::new(client, &self.counts_table),
-        );
-        (app, lose)
+        (self.app_with(lose.clone()), lose)
     }
 }

@@ -382,7 +382,7 @@ async fn bad_read_parameters_are_400_and_need_a_caller() {
 #[tokio::test]
 async fn each_route_costs_what_the_design_says() {
     let t = Tables::new().await;
-    let (app, counter) = t.counted_app().await;
+    let (app, counter) = t.counted_app();
     let me = UserId::new_random();
     let posts: Vec<PostId> = (0..12).map(|_| PostId::new_random()).collect();
     for p in &posts {

@@ -7,7 +7,8 @@ use std::hint::black_box;
 
 use aws_lambda_events::dynamodb::Event;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use likes_core::{bucket_of, PostId, UserId};
+use likes_core::{PostId, UserId};
+use likes_integration_tests::stream::{record_json, Rec};
 use serde_json::json;
 
 /// A realistic batch: 50 posts, a few hot, each like by a distinct user.
@@ -21,25 +22,8 @@ fn payload(n: usize) -> String {
             } else {
                 posts[i % posts.len()]
             };
-            let user = UserId::new_random();
-            json!({
-                "eventID": format!("{i:032x}"),
-                "eventName": if i % 10 == 9 { "REMOVE" } else { "INSERT" },
-                "eventVersion": "1.1",
-                "eventSource": "aws:dynamodb",
-                "awsRegion": "us-east-1",
-                "dynamodb": {
-                    "ApproximateCreationDateTime": 1_764_000_000.0,
-                    "Keys": {
-                        "post_bucket": {"S": format!("{post}#{}", bucket_of(&user))},
-                        "user_id": {"S": user.to_string()}
-                    },
-                    "SequenceNumber": (100_000_000_000_000_000_000u128 + i as u128).to_string(),
-                    "SizeBytes": 120,
-                    "StreamViewType": "KEYS_ONLY"
-                },
-                "eventSourceARN": "arn:aws:dynamodb:us-east-1:123456789012:table/likes/stream/x"
-            })
+            let seq = (100_000_000_000_000_000_000u128 + i as u128).to_string();
+            record_json(&Rec::new(i % 10 != 9, post, UserId::new_random(), seq))
         })
         .collect();
     json!({ "Records": records }).to_string()

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 fn binary() -> PathBuf {
     std::env::var_os("LIKES_AGGREGATOR_BIN")
+        .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_count-aggregator")))
 }
@@ -43,17 +44,8 @@ async fn the_bootstrap_binary_aggregates_a_stream_batch() {
             other => panic!("no response: {other:?}\n{}", f.lines().join("\n")),
         }
     }
-    let init = rt.first_poll().expect("polled") - f.spawned_at;
-    println!(
-        "cold start, spawn to first poll for work: {init:?} ({})",
-        binary().display()
-    );
-    if let Some(kib) = f.peak_rss_kib() {
-        println!(
-            "peak resident memory after the first invocation: {} MiB",
-            kib / 1024
-        );
-    }
+    assert!(rt.first_poll().is_some(), "the function polled for work");
+    f.report(&rt, &binary());
 
     // Delivered twice, counted once: like, like, unlike over two buckets = 1.
     let post = PostId::parse("0f8fad5b-d9cb-469f-a165-70867728950e").unwrap();

@@ -13,7 +13,7 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 use likes_core::time::now_ts;
-use likes_core::{ApiError, CountsStore, LikesStore, PostId, StoreError, UserId};
+use likes_core::{ApiError, CountsStore, LikesStore, Page, PostId, StoreError, UserId};
 use serde_json::{json, Value};
 
 use crate::request::{caller, expect_no_body, limit, query_param, request_id, summary_ids};
@@ -56,6 +56,21 @@ pub fn error_response(err: &ApiError) -> Response<Body> {
 /// drifted (the aggregator has already logged and alarmed it); clients see 0, not a negative.
 fn public_count(sum: i64) -> i64 {
     sum.max(0)
+}
+
+/// `{"items": [...], "next_cursor": ...}`: the cursor resumes after the last item, and is null
+/// when nothing follows.
+fn page_json<T>(
+    page: &Page<T>,
+    cursor: impl Fn(&T) -> String,
+    item: impl Fn(&T) -> Value,
+) -> Value {
+    let next = match (page.more, page.items.last()) {
+        (true, Some(last)) => Some(cursor(last)),
+        _ => None,
+    };
+    let items: Vec<Value> = page.items.iter().map(item).collect();
+    json!({ "items": items, "next_cursor": next })
 }
 
 enum Failure {
@@ -155,16 +170,11 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
             .map(|c| cursor::decode_mine(c, me))
             .transpose()?;
         let page = self.likes.likes_of_user(me, limit, after).await?;
-        let next = match (page.more, page.items.last()) {
-            (true, Some(last)) => Some(cursor::encode_mine(me, last)),
-            _ => None,
-        };
-        let items: Vec<Value> = page
-            .items
-            .iter()
-            .map(|i| json!({ "post_id": i.post_bucket.post, "liked_at": i.liked_at }))
-            .collect();
-        Ok(json!({ "items": items, "next_cursor": next }))
+        Ok(page_json(
+            &page,
+            |last| cursor::encode_mine(me, last),
+            |i| json!({ "post_id": i.post_bucket.post, "liked_at": i.liked_at }),
+        ))
     }
 
     async fn likers(&self, req: &Request, post: PostId) -> Answer {
@@ -173,16 +183,11 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
             .map(|c| cursor::decode_likers(c, post))
             .transpose()?;
         let page = self.likes.likers_of_post(post, limit, after).await?;
-        let next = match (page.more, page.items.last()) {
-            (true, Some(last)) => Some(cursor::encode_likers(post, last)),
-            _ => None,
-        };
-        let items: Vec<Value> = page
-            .items
-            .iter()
-            .map(|i| json!({ "user_id": i.user_id, "liked_at": i.liked_at }))
-            .collect();
-        Ok(json!({ "items": items, "next_cursor": next }))
+        Ok(page_json(
+            &page,
+            |last| cursor::encode_likers(post, last),
+            |i| json!({ "user_id": i.user_id, "liked_at": i.liked_at }),
+        ))
     }
 
     async fn summary(&self, req: &Request, me: UserId) -> Answer {

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 fn binary() -> PathBuf {
     std::env::var_os("LIKES_LAMBDA_BIN")
+        .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_likes-api")))
 }
@@ -59,17 +60,8 @@ async fn the_bootstrap_binary_serves_api_gateway_events() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["changed"], true);
     assert_eq!(body["user_id"], "7c9e6679-7425-40de-944b-e07fc1f90ae7");
-    let init = rt.first_poll().expect("polled") - f.spawned_at;
-    println!(
-        "cold start, spawn to first poll for work: {init:?} ({})",
-        binary().display()
-    );
-    if let Some(kib) = f.peak_rss_kib() {
-        println!(
-            "peak resident memory after the first invocation: {} MiB",
-            kib / 1024
-        );
-    }
+    assert!(rt.first_poll().is_some(), "the function polled for work");
+    f.report(&rt, &binary());
 
     // The same environment, warm: the like is there.
     let (status, body) = invoke(

@@ -249,6 +249,21 @@ impl Function {
         self.child.id()
     }
 
+    /// Prints the figures a test of this function measures: the cold start (spawn to the first
+    /// poll for work) and peak resident memory so far.
+    pub fn report(&self, runtime: &FakeRuntime, binary: &Path) {
+        if let Some(first) = runtime.first_poll() {
+            let init = first.saturating_duration_since(self.spawned_at);
+            println!(
+                "cold start, spawn to first poll for work: {init:?} ({})",
+                binary.display()
+            );
+        }
+        if let Some(kib) = self.peak_rss_kib() {
+            println!("peak resident memory so far: {} MiB", kib / 1024);
+        }
+    }
+
     /// Peak resident memory so far (Linux `VmHWM`), in KiB: what the function's memory setting
     /// must cover.
     pub fn peak_rss_kib(&self) -> Option<u64> {
