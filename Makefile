@@ -1,10 +1,17 @@
-.PHONY: test api-fuzz dev token lint lint-template fmt build
+.PHONY: test unit api-fuzz dev token lint lint-template fmt build
 
 # Every test: unit, integration (against moto, which this starts and stops), end-to-end, and
 # the spec-driven HTTP fuzz.
 test:
 	infra/with-moto.sh cargo test --workspace --all-targets
 	infra/api-fuzz.sh
+
+# The pure tests only (no emulator, no network): unit tests of every crate, the handler's
+# no-panic property, the paging and aggregator model properties. Seconds, for the edit loop.
+unit:
+	cargo test --workspace --lib --bins
+	cargo test -p likes-api --test no_panic
+	cargo test -p likes-integration-tests --test aggregator_model
 
 # schemathesis against the local stack, from openapi.yaml (also part of `make test`).
 api-fuzz:

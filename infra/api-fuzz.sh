@@ -17,7 +17,7 @@ if [ ! -x "$venv/bin/st" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" >"$stamp"
 fi
 cargo build --quiet -p likes-local --bin likes-local
-bin="$root/target/debug/likes-local"
+bin="$(target_dir)/debug/likes-local"
 port="$(free_port)"
 log="$(mktemp -t likes-local.XXXXXX.log)"
 NO_COLOR=1 LIKES_PORT="$port" "$bin" >"$log" 2>&1 &

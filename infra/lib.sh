@@ -20,3 +20,9 @@ wait_until_up() {
   cat "$log" >&2
   return 1
 }
+
+# The cargo target directory, wherever CARGO_TARGET_DIR or a cargo config puts it.
+target_dir() {
+  cargo metadata --format-version 1 --no-deps \
+    | "$root/.venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])'
+}

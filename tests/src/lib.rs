@@ -1,18 +1,20 @@
 //! Shared harness for the integration tests: a DynamoDB client for the local emulator (moto's
 //! server, started by `make test` / `infra/with-moto.sh`), throwaway tables created from the
-//! same schema the template deploys, and builders for Lambda events.
+//! same schema the template deploys, and a request helper that sends API Gateway events
+//! (built by the test kit) through the handler.
 
+pub mod props;
 pub mod stream;
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::config::{Credentials, Region};
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
-use lambda_http::{Body, Request};
+use lambda_http::Request;
 use likes_core::schema::{create_table, COUNTS, LIKES};
-use likes_core::{DynamoCounts, DynamoLikes};
-use serde_json::{json, Value};
+use likes_core::{CountsStore, DynamoCounts, DynamoLikes, LikesStore};
+pub use likes_testkit::apigw::ApiEvent;
+use serde_json::Value;
 
 pub const ENDPOINT_VAR: &str = "LIKES_TEST_DYNAMODB_ENDPOINT";
 
@@ -24,13 +26,7 @@ pub fn endpoint() -> String {
 
 /// A client configured like production (retries, timeouts) but pointed at `endpoint`.
 pub async fn client_for(endpoint: &str) -> Client {
-    let conf = likes_core::config::sdk_loader()
-        .endpoint_url(endpoint)
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("test", "test", None, None, "tests"))
-        .load()
-        .await;
-    Client::new(&conf)
+    likes_testkit::emulator::dynamo_client(endpoint).await
 }
 
 pub async fn client() -> Client {
@@ -125,60 +121,40 @@ impl Tables {
     }
 }
 
-/// An API Gateway HTTP API (payload 2.0) event, as API Gateway would send it after the JWT
-/// authorizer, converted by lambda_http exactly as in production.
-pub fn api_request(method: &str, raw_path: &str, sub: Option<&str>, body: Option<&str>) -> Request {
-    api_request_with_query(method, raw_path, "", sub, body)
+/// The event converted by lambda_http exactly as in production.
+pub fn request(event: &ApiEvent) -> Request {
+    lambda_http::request::from_str(&event.to_json().to_string())
+        .expect("valid API Gateway v2 event")
 }
 
-pub fn api_request_with_query(
-    method: &str,
-    raw_path: &str,
-    raw_query: &str,
-    sub: Option<&str>,
-    body: Option<&str>,
-) -> Request {
-    let authorizer = sub.map(|s| {
-        json!({ "jwt": { "claims": { "sub": s, "iss": "https://issuer.example" }, "scopes": null } })
-    });
-    let event = json!({
-        "version": "2.0",
-        "routeKey": "ANY /{proxy+}",
-        "rawPath": raw_path,
-        "rawQueryString": raw_query,
-        "headers": { "host": "api.example.com", "content-type": "application/json" },
-        "requestContext": {
-            "accountId": "123456789012",
-            "apiId": "api",
-            "authorizer": authorizer,
-            "domainName": "api.example.com",
-            "domainPrefix": "api",
-            "http": {
-                "method": method,
-                "path": raw_path,
-                "protocol": "HTTP/1.1",
-                "sourceIp": "127.0.0.1",
-                "userAgent": "tests"
-            },
-            "requestId": format!("req-{}", uuid::Uuid::new_v4()),
-            "routeKey": "ANY /{proxy+}",
-            "stage": "$default",
-            "time": "30/Nov/2026:20:00:00 +0000",
-            "timeEpoch": 1_796_000_000_000i64
-        },
-        "body": body,
-        "isBase64Encoded": false
-    });
-    lambda_http::request::from_str(&event.to_string()).expect("valid API Gateway v2 event")
-}
+/// What a response said: status, JSON body, headers.
+pub type Reply = (u16, Value, http::HeaderMap);
 
-/// Status and parsed JSON body of a response.
-pub fn read(resp: lambda_http::Response<Body>) -> (u16, Value, http::HeaderMap) {
+/// Sends one event through the handler, as API Gateway would after its authorizer.
+pub async fn call<L: LikesStore, C: CountsStore>(
+    app: &likes_api::App<L, C>,
+    event: ApiEvent,
+) -> Reply {
+    let resp = app.handle(request(&event)).await;
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let bytes: &[u8] = resp.body().as_ref();
     let body = serde_json::from_slice(bytes).expect("response body is JSON");
     (status, body, headers)
+}
+
+/// `method path` as the user `sub`, no query, no body.
+pub async fn call_as<L: LikesStore, C: CountsStore>(
+    app: &likes_api::App<L, C>,
+    method: &str,
+    path: &str,
+    sub: &str,
+) -> Reply {
+    call(app, ApiEvent::new(method, path).caller(sub)).await
+}
+
+pub fn like_path(post: &impl std::fmt::Display) -> String {
+    format!("/posts/{post}/like")
 }
 
 /// Counts the HTTP requests a client sends to DynamoDB, by operation (every attempt counts):

@@ -1,17 +1,16 @@
-//! Stream-side helpers: Lambda-format DynamoDB stream events, a fault-injecting Counts store,
-//! an in-memory Counts store with DynamoDB's condition semantics, and a simulator of the event
-//! source mapping (in-order batches, checkpoints, bisects, duplicate deliveries).
+//! Stream-side helpers: like/unlike records as Lambda delivers them, histories turned into
+//! records, and a simulator of the event source mapping (in-order batches, checkpoints,
+//! bisects, duplicate deliveries) that drives the aggregator through the test kit's
+//! fault-injecting store.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use aws_lambda_events::dynamodb::Event;
 use count_aggregator::Aggregator;
-use likes_core::{
-    bucket_of, ApplyOutcome, CountRow, CountsStore, PostBucket, PostId, SeqNo, StoreError, UserId,
-};
-use serde_json::json;
+pub use likes_core::store::memory::MemoryCounts;
+use likes_core::{bucket_of, CountsStore, PostBucket, PostId, UserId};
+pub use likes_testkit::faults::{FaultPlan, FaultyCounts};
+use likes_testkit::stream::{batch, StreamRecord};
 
 /// One stream record as the aggregator sees it (KEYS_ONLY).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,28 +41,12 @@ impl Rec {
 
 /// The record as Lambda delivers it from a DynamoDB stream.
 pub fn record_json(r: &Rec) -> serde_json::Value {
-    json!({
-        "eventID": uuid::Uuid::new_v4().simple().to_string(),
-        "eventName": if r.insert { "INSERT" } else { "REMOVE" },
-        "eventVersion": "1.1",
-        "eventSource": "aws:dynamodb",
-        "awsRegion": "us-east-1",
-        "dynamodb": {
-            "ApproximateCreationDateTime": 1_764_000_000.0,
-            "Keys": {
-                "post_bucket": { "S": format!("{}#{}", r.post, bucket_of(&r.user)) },
-                "user_id": { "S": r.user.to_string() }
-            },
-            "SequenceNumber": r.seq,
-            "SizeBytes": 120,
-            "StreamViewType": "KEYS_ONLY"
-        },
-        "eventSourceARN": "arn:aws:dynamodb:us-east-1:123456789012:table/likes/stream/2026-11-30T00:00:00.000"
-    })
+    let name = if r.insert { "INSERT" } else { "REMOVE" };
+    StreamRecord::likes(name, &r.row().to_string(), &r.user.to_string(), &r.seq).to_json()
 }
 
 pub fn event_json(records: &[serde_json::Value]) -> Event {
-    serde_json::from_value(json!({ "Records": records })).expect("valid DynamoDB stream event")
+    serde_json::from_value(batch(records.to_vec())).expect("valid DynamoDB stream event")
 }
 
 pub fn event(records: &[Rec]) -> Event {
@@ -73,145 +56,6 @@ pub fn event(records: &[Rec]) -> Event {
 /// Sequence numbers `base + i` as decimal strings (base may be 21 to 40 digits).
 pub fn seqs(base: u128, n: usize) -> Vec<String> {
     (0..n as u128).map(|i| (base + i).to_string()).collect()
-}
-
-/// Faults to inject into the next calls.
-#[derive(Debug, Default, Clone)]
-pub struct FaultPlan {
-    /// Writes to these rows fail before reaching the store.
-    pub fail_rows: HashSet<PostBucket>,
-    /// Writes to these rows reach the store, but the caller is told they failed (a lost
-    /// response: the case that makes redelivery dangerous).
-    pub lose_response_rows: HashSet<PostBucket>,
-    /// Every write after this many successful ones fails (a function crashing midway).
-    pub fail_writes_after: Option<usize>,
-}
-
-/// Wraps a Counts store: counts calls and injects faults.
-pub struct FaultyCounts<C> {
-    pub inner: C,
-    pub writes: AtomicUsize,
-    pub reads: AtomicUsize,
-    plan: Mutex<(FaultPlan, usize)>,
-}
-
-impl<C> FaultyCounts<C> {
-    pub fn new(inner: C) -> Self {
-        Self {
-            inner,
-            writes: AtomicUsize::new(0),
-            reads: AtomicUsize::new(0),
-            plan: Mutex::new((FaultPlan::default(), 0)),
-        }
-    }
-
-    pub fn set_plan(&self, plan: FaultPlan) {
-        *self.plan.lock().expect("plan lock") = (plan, 0);
-    }
-
-    pub fn clear(&self) {
-        self.set_plan(FaultPlan::default());
-    }
-}
-
-enum Fault {
-    None,
-    Fail,
-    LoseResponse,
-}
-
-impl<C: CountsStore> CountsStore for FaultyCounts<C> {
-    async fn apply(
-        &self,
-        row: PostBucket,
-        delta: i64,
-        first_seq: &SeqNo,
-        last_seq: &SeqNo,
-        now: &str,
-    ) -> Result<ApplyOutcome, StoreError> {
-        self.writes.fetch_add(1, Ordering::SeqCst);
-        let fault = {
-            let mut guard = self.plan.lock().expect("plan lock");
-            let (plan, done) = &mut *guard;
-            if plan.fail_rows.contains(&row) || plan.fail_writes_after.is_some_and(|n| *done >= n) {
-                Fault::Fail
-            } else {
-                *done += 1;
-                if plan.lose_response_rows.contains(&row) {
-                    Fault::LoseResponse
-                } else {
-                    Fault::None
-                }
-            }
-        };
-        match fault {
-            Fault::Fail => Err(StoreError::Unavailable("injected write failure".into())),
-            Fault::LoseResponse => {
-                self.inner
-                    .apply(row, delta, first_seq, last_seq, now)
-                    .await?;
-                Err(StoreError::Unavailable("injected lost response".into()))
-            }
-            Fault::None => self.inner.apply(row, delta, first_seq, last_seq, now).await,
-        }
-    }
-
-    async fn read_row(&self, row: PostBucket) -> Result<Option<CountRow>, StoreError> {
-        self.reads.fetch_add(1, Ordering::SeqCst);
-        self.inner.read_row(row).await
-    }
-
-    async fn post_count(&self, post: PostId) -> Result<i64, StoreError> {
-        self.inner.post_count(post).await
-    }
-}
-
-/// In-memory Counts store with DynamoDB's conditional-update semantics, for fast property runs.
-#[derive(Default)]
-pub struct MemoryCounts {
-    rows: Mutex<HashMap<PostBucket, CountRow>>,
-}
-
-impl CountsStore for MemoryCounts {
-    async fn apply(
-        &self,
-        row: PostBucket,
-        delta: i64,
-        first_seq: &SeqNo,
-        last_seq: &SeqNo,
-        now: &str,
-    ) -> Result<ApplyOutcome, StoreError> {
-        let mut rows = self.rows.lock().expect("rows lock");
-        let entry = rows.entry(row).or_insert(CountRow {
-            like_count: 0,
-            hwm: None,
-            updated_at: None,
-        });
-        if entry.hwm.as_ref().is_some_and(|h| h >= first_seq) {
-            return Ok(ApplyOutcome::Stale);
-        }
-        entry.like_count += delta;
-        entry.hwm = Some(last_seq.clone());
-        entry.updated_at = Some(now.to_owned());
-        Ok(ApplyOutcome::Applied {
-            like_count: entry.like_count,
-        })
-    }
-
-    async fn read_row(&self, row: PostBucket) -> Result<Option<CountRow>, StoreError> {
-        Ok(self.rows.lock().expect("rows lock").get(&row).cloned())
-    }
-
-    async fn post_count(&self, post: PostId) -> Result<i64, StoreError> {
-        Ok(self
-            .rows
-            .lock()
-            .expect("rows lock")
-            .iter()
-            .filter(|(k, _)| k.post == post)
-            .map(|(_, r)| r.like_count)
-            .sum())
-    }
 }
 
 /// What the simulated event source mapping does to one invocation.
@@ -299,8 +143,6 @@ pub async fn simulate<C: CountsStore>(
     out
 }
 
-/// A like/unlike history applied to a model of the Likes table: the stream records it produces
-/// (only state changes produce records) and the final like count per post.
 /// How sequence numbers are spelled: `prefix` then the counter, zero-padded to `width` digits.
 /// A `u128` holds 38 digits, so 40-digit numbers are a fixed prefix plus a padded counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -333,6 +175,8 @@ impl SeqSpace {
     }
 }
 
+/// A like/unlike history applied to a model of the Likes table: the stream records it produces
+/// (only state changes produce records) and the final like count per post.
 pub fn history_to_records(
     ops: &[(usize, usize, bool)],
     users: &[UserId],

@@ -1,5 +1,6 @@
-//! The count aggregator against the emulator, through the real handler: every invariant of
-//! DESIGN §5 under redelivery, bisects and injected failures.
+//! The count aggregator against the emulator, through the real handler: each of its numbered
+//! invariants (`count_aggregator`'s crate documentation) under redelivery, bisects and injected
+//! failures. Each test names the invariants it checks.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -37,6 +38,7 @@ fn likes_of(post: PostId, users: &[UserId], base: u128) -> Vec<Rec> {
 
 const BASE21: u128 = 100_000_000_000_000_000_000; // 21 digits
 
+/// Invariants 2 and 3.
 #[tokio::test]
 async fn a_batch_applied_twice_counts_once() {
     let (_t, agg) = setup().await;
@@ -50,6 +52,7 @@ async fn a_batch_applied_twice_counts_once() {
     assert_eq!(count(&agg, post).await, 40);
 }
 
+/// Invariant 3, for likes and unlikes.
 #[tokio::test]
 async fn redelivery_from_any_record_inside_a_batch_never_double_counts() {
     let (_t, agg) = setup().await;
@@ -76,6 +79,7 @@ async fn redelivery_from_any_record_inside_a_batch_never_double_counts() {
     }
 }
 
+/// Invariants 3 and 5 under a bisect.
 #[tokio::test]
 async fn bisected_halves_after_a_midway_failure_give_the_right_counts() {
     let (_t, agg) = setup().await;
@@ -109,6 +113,7 @@ async fn bisected_halves_after_a_midway_failure_give_the_right_counts() {
     }
 }
 
+/// Invariant 4.
 #[tokio::test]
 async fn like_and_unlike_in_one_batch_then_redelivery_from_the_unlike() {
     let (t, agg) = setup().await;
@@ -144,6 +149,7 @@ async fn like_and_unlike_in_one_batch_then_redelivery_from_the_unlike() {
     );
 }
 
+/// Invariant 1: one row per (post, bucket), whatever the interleaving.
 #[tokio::test]
 async fn many_posts_and_all_buckets_interleaved() {
     let (t, agg) = setup().await;
@@ -204,6 +210,7 @@ async fn many_posts_and_all_buckets_interleaved() {
     assert_eq!(buckets.len(), BUCKETS as usize);
 }
 
+/// Invariants 5 and 6.
 #[tokio::test]
 async fn one_failing_group_reports_its_lowest_unapplied_record_and_the_rest_apply() {
     let (_t, agg) = setup().await;
@@ -246,6 +253,7 @@ async fn one_failing_group_reports_its_lowest_unapplied_record_and_the_rest_appl
     }
 }
 
+/// Invariant 2.
 #[tokio::test]
 async fn the_happy_path_sends_exactly_one_write_per_group() {
     let (_t, agg) = setup().await;
@@ -268,6 +276,7 @@ async fn the_happy_path_sends_exactly_one_write_per_group() {
     }
 }
 
+/// Invariant 3 across sequence-number lengths.
 #[tokio::test]
 async fn sequence_numbers_compare_numerically_from_21_to_40_digits() {
     let (_t, agg) = setup().await;
@@ -304,6 +313,7 @@ async fn sequence_numbers_compare_numerically_from_21_to_40_digits() {
     let _ = other;
 }
 
+/// Invariant 7.
 #[tokio::test]
 async fn unparsable_and_ignored_records_do_not_block_the_shard() {
     use likes_integration_tests::stream::{event_json, record_json};
@@ -340,6 +350,7 @@ async fn unparsable_and_ignored_records_do_not_block_the_shard() {
     assert_eq!(count(&agg, post).await, 3);
 }
 
+/// Invariant 8.
 #[tokio::test]
 async fn a_count_that_would_go_negative_is_applied_and_flagged() {
     let (_t, agg) = setup().await;
@@ -354,6 +365,7 @@ async fn a_count_that_would_go_negative_is_applied_and_flagged() {
     assert_eq!(count(&agg, post).await, -1, "applied, not hidden");
 }
 
+/// Invariant 8.
 #[tokio::test]
 async fn a_record_dropped_as_applied_but_newer_than_the_row_is_flagged() {
     use likes_integration_tests::stream::{event_json, record_json};

@@ -6,31 +6,21 @@ use std::sync::Arc;
 use count_aggregator::Aggregator;
 use likes_core::{PostId, UserId};
 use likes_integration_tests::stream::{event, Rec};
-use likes_integration_tests::{api_request, api_request_with_query, read, Tables};
+use likes_integration_tests::{call, call_as, like_path, ApiEvent, Tables};
 use serde_json::Value;
 
 type App = likes_api::App<likes_core::DynamoLikes, likes_core::DynamoCounts>;
 
 async fn get(app: &App, path: &str, query: &str, user: &UserId) -> (u16, Value) {
-    let sub = user.to_string();
-    let (s, b, _) = read(
-        app.handle(api_request_with_query("GET", path, query, Some(&sub), None))
-            .await,
-    );
+    let event = ApiEvent::new("GET", path)
+        .query(query)
+        .caller(&user.to_string());
+    let (s, b, _) = call(app, event).await;
     (s, b)
 }
 
 async fn like(app: &App, post: PostId, user: UserId) {
-    let sub = user.to_string();
-    let (s, b, _) = read(
-        app.handle(api_request(
-            "PUT",
-            &format!("/posts/{post}/like"),
-            Some(&sub),
-            None,
-        ))
-        .await,
-    );
+    let (s, b, _) = call_as(app, "PUT", &like_path(&post), &user.to_string()).await;
     assert_eq!(s, 200, "{b}");
 }
 
@@ -316,49 +306,25 @@ async fn bad_read_parameters_are_400_and_need_a_caller() {
     let me = UserId::new_random();
     let post = PostId::new_random();
     let many: Vec<String> = (0..101).map(|_| PostId::new_random().to_string()).collect();
+    let likers = format!("/posts/{post}/likes");
+    let mine = "/users/me/likes".to_owned();
+    let summary = "/likes/summary".to_owned();
+    let ids = |q: String| (summary.clone(), q, "invalid_id");
     let cases: Vec<(String, String, &str)> = vec![
+        (likers.clone(), "limit=0".into(), "invalid_limit"),
+        (likers.clone(), "limit=101".into(), "invalid_limit"),
+        (mine.clone(), "limit=abc".into(), "invalid_limit"),
+        (mine.clone(), "limit=-1".into(), "invalid_limit"),
+        (mine.clone(), "limit=1&limit=2".into(), "invalid_query"),
+        (summary.clone(), "".into(), "invalid_post_ids"),
+        (summary.clone(), "post_ids=".into(), "invalid_post_ids"),
         (
-            format!("/posts/{post}/likes"),
-            "limit=0".into(),
-            "invalid_limit",
-        ),
-        (
-            format!("/posts/{post}/likes"),
-            "limit=101".into(),
-            "invalid_limit",
-        ),
-        (
-            "/users/me/likes".into(),
-            "limit=abc".into(),
-            "invalid_limit",
-        ),
-        ("/users/me/likes".into(), "limit=-1".into(), "invalid_limit"),
-        (
-            "/users/me/likes".into(),
-            "limit=1&limit=2".into(),
-            "invalid_query",
-        ),
-        ("/likes/summary".into(), "".into(), "invalid_post_ids"),
-        (
-            "/likes/summary".into(),
-            "post_ids=".into(),
-            "invalid_post_ids",
-        ),
-        (
-            "/likes/summary".into(),
+            summary.clone(),
             format!("post_ids={}", many.join(",")),
             "invalid_post_ids",
         ),
-        (
-            "/likes/summary".into(),
-            format!("post_ids={post},nope"),
-            "invalid_id",
-        ),
-        (
-            "/likes/summary".into(),
-            format!("post_ids={post},,{post}"),
-            "invalid_id",
-        ),
+        ids(format!("post_ids={post},nope")),
+        ids(format!("post_ids={post},,{post}")),
         ("/posts/nope/likes/count".into(), "".into(), "invalid_id"),
     ];
     for (path, query, code) in cases {
@@ -374,7 +340,7 @@ async fn bad_read_parameters_are_400_and_need_a_caller() {
         "/likes/summary",
         &format!("/posts/{post}/likes/count"),
     ] {
-        let (s, _, _) = read(app.handle(api_request("GET", path, None, None)).await);
+        let (s, _, _) = call(&app, ApiEvent::new("GET", path)).await;
         assert_eq!(s, 401, "{path}");
     }
 }

@@ -3,12 +3,8 @@
 use std::time::{Duration, Instant};
 
 use likes_core::{PostId, UserId};
-use likes_integration_tests::{api_request, client_for, read, Tables};
+use likes_integration_tests::{call, call_as, client_for, like_path, ApiEvent, Tables};
 use serde_json::Value;
-
-fn like_path(post: &PostId) -> String {
-    format!("/posts/{post}/like")
-}
 
 #[tokio::test]
 async fn like_twice_stores_one_item_and_reports_the_change_once() {
@@ -17,14 +13,8 @@ async fn like_twice_stores_one_item_and_reports_the_change_once() {
     let (post, user) = (PostId::new_random(), UserId::new_random());
     let sub = user.to_string();
 
-    let (s1, b1, _) = read(
-        app.handle(api_request("PUT", &like_path(&post), Some(&sub), None))
-            .await,
-    );
-    let (s2, b2, _) = read(
-        app.handle(api_request("PUT", &like_path(&post), Some(&sub), None))
-            .await,
-    );
+    let (s1, b1, _) = call_as(&app, "PUT", &like_path(&post), &sub).await;
+    let (s2, b2, _) = call_as(&app, "PUT", &like_path(&post), &sub).await;
     assert_eq!((s1, s2), (200, 200));
     assert_eq!(b1["changed"], true);
     assert_eq!(b2["changed"], false);
@@ -35,10 +25,7 @@ async fn like_twice_stores_one_item_and_reports_the_change_once() {
     }
     assert_eq!(t.like_pairs().await, vec![(post.to_string(), sub.clone())]);
 
-    let (s, got, _) = read(
-        app.handle(api_request("GET", &like_path(&post), Some(&sub), None))
-            .await,
-    );
+    let (s, got, _) = call_as(&app, "GET", &like_path(&post), &sub).await;
     assert_eq!(s, 200);
     assert_eq!(got["liked"], true);
     let liked_at = got["liked_at"].as_str().expect("liked_at is a string");
@@ -59,10 +46,7 @@ async fn unlike_twice_and_unlike_of_never_liked() {
     let (post, user) = (PostId::new_random(), UserId::new_random());
     let sub = user.to_string();
 
-    let (s, b, _) = read(
-        app.handle(api_request("DELETE", &like_path(&post), Some(&sub), None))
-            .await,
-    );
+    let (s, b, _) = call_as(&app, "DELETE", &like_path(&post), &sub).await;
     assert_eq!(s, 200);
     assert_eq!(
         b["changed"], false,
@@ -70,26 +54,14 @@ async fn unlike_twice_and_unlike_of_never_liked() {
     );
     assert_eq!(b["liked"], false);
 
-    read(
-        app.handle(api_request("PUT", &like_path(&post), Some(&sub), None))
-            .await,
-    );
-    let (_, b1, _) = read(
-        app.handle(api_request("DELETE", &like_path(&post), Some(&sub), None))
-            .await,
-    );
-    let (_, b2, _) = read(
-        app.handle(api_request("DELETE", &like_path(&post), Some(&sub), None))
-            .await,
-    );
+    call_as(&app, "PUT", &like_path(&post), &sub).await;
+    let (_, b1, _) = call_as(&app, "DELETE", &like_path(&post), &sub).await;
+    let (_, b2, _) = call_as(&app, "DELETE", &like_path(&post), &sub).await;
     assert_eq!(b1["changed"], true);
     assert_eq!(b2["changed"], false);
     assert!(t.like_pairs().await.is_empty());
 
-    let (_, got, _) = read(
-        app.handle(api_request("GET", &like_path(&post), Some(&sub), None))
-            .await,
-    );
+    let (_, got, _) = call_as(&app, "GET", &like_path(&post), &sub).await;
     assert_eq!(got["liked"], false);
     assert_eq!(got["liked_at"], Value::Null);
 }
@@ -101,10 +73,7 @@ async fn concurrent(t: &Tables, method: &str, post: PostId, sub: &str, n: usize)
         let app = app.clone();
         let (path, sub, method) = (like_path(&post), sub.to_owned(), method.to_owned());
         tasks.push(tokio::spawn(async move {
-            read(
-                app.handle(api_request(&method, &path, Some(&sub), None))
-                    .await,
-            )
+            call_as(&app, &method, &path, &sub).await
         }));
     }
     let mut changed = 0;
@@ -150,7 +119,7 @@ async fn interleaved_likes_and_unlikes_leave_each_users_last_action() {
             .collect();
         tasks.push(tokio::spawn(async move {
             for a in &actions {
-                let (s, _, _) = read(app.handle(api_request(a, &path, Some(&sub), None)).await);
+                let (s, _, _) = call_as(&app, a, &path, &sub).await;
                 assert_eq!(s, 200);
             }
             (sub, *actions.last().expect("at least one action") == "PUT")
@@ -186,136 +155,78 @@ async fn bad_input_gets_a_json_4xx_and_writes_nothing() {
         u16,
         &'a str,
     );
-    let cases: Vec<Case> = vec![
-        (
-            "PUT",
-            "/posts/not-a-uuid/like".into(),
-            Some(&sub),
-            None,
-            400,
-            "invalid_id",
-        ),
-        (
-            "PUT",
-            format!("/posts/{}/like", post.to_uppercase()),
-            Some(&sub),
-            None,
-            400,
-            "invalid_id",
-        ),
-        (
-            "PUT",
-            "/posts/has spaces/like".into(),
-            Some(&sub),
-            None,
-            400,
-            "invalid_id",
-        ),
-        (
-            "PUT",
-            "/posts/has%20spaces/like".into(),
-            Some(&sub),
-            None,
-            400,
-            "invalid_id",
-        ),
-        (
-            "PUT",
-            "/posts/ünï¢ødé/like".into(),
-            Some(&sub),
-            None,
-            400,
-            "invalid_id",
-        ),
-        (
-            "PUT",
-            format!("/posts/{huge}/like"),
-            Some(&sub),
-            None,
-            400,
-            "invalid_id",
-        ),
-        (
-            "DELETE",
-            "/posts/not-a-uuid/like".into(),
-            Some(&sub),
-            None,
-            400,
-            "invalid_id",
-        ),
-        ("PUT", good.clone(), None, None, 401, "unauthorized"),
-        ("DELETE", good.clone(), None, None, 401, "unauthorized"),
-        ("GET", good.clone(), None, None, 401, "unauthorized"),
-        (
-            "PUT",
-            good.clone(),
-            Some("not-a-uuid"),
-            None,
-            401,
-            "unauthorized",
-        ),
-        ("PUT", good.clone(), Some(""), None, 401, "unauthorized"),
-        // A bad id is not even validated for an unauthenticated caller.
-        (
-            "PUT",
-            "/posts/not-a-uuid/like".into(),
-            None,
-            None,
-            401,
-            "unauthorized",
-        ),
-        (
-            "POST",
-            good.clone(),
-            Some(&sub),
-            None,
-            405,
-            "method_not_allowed",
-        ),
-        (
-            "PATCH",
-            good.clone(),
-            Some(&sub),
-            None,
-            405,
-            "method_not_allowed",
-        ),
-        (
-            "PUT",
-            format!("/posts/{post}/likee"),
-            Some(&sub),
-            None,
-            404,
-            "not_found",
-        ),
-        ("PUT", "/".into(), Some(&sub), None, 404, "not_found"),
-        (
-            "PUT",
-            format!("/posts/{post}/like/"),
-            Some(&sub),
-            None,
-            404,
-            "not_found",
-        ),
-        (
-            "PUT",
-            good.clone(),
-            Some(&sub),
-            Some(r#"{"user_id":"someone-else"}"#),
-            400,
-            "unexpected_body",
-        ),
-        (
-            "PUT",
-            good.clone(),
-            Some(&sub),
-            Some("not json"),
-            400,
-            "unexpected_body",
-        ),
+    let mut cases: Vec<Case> = Vec::new();
+    let id_paths = [
+        "/posts/not-a-uuid/like".to_owned(),
+        format!("/posts/{}/like", post.to_uppercase()),
+        "/posts/has spaces/like".into(),
+        "/posts/has%20spaces/like".into(),
+        "/posts/ünï¢ødé/like".into(),
+        format!("/posts/{huge}/like"),
     ];
+    for path in id_paths {
+        cases.push(("PUT", path, Some(&sub), None, 400, "invalid_id"));
+    }
+    let not_a_uuid = "/posts/not-a-uuid/like".to_owned();
+    cases.push((
+        "DELETE",
+        not_a_uuid.clone(),
+        Some(&sub),
+        None,
+        400,
+        "invalid_id",
+    ));
+    for method in ["PUT", "DELETE", "GET"] {
+        cases.push((method, good.clone(), None, None, 401, "unauthorized"));
+    }
+    for bad_sub in ["not-a-uuid", ""] {
+        cases.push((
+            "PUT",
+            good.clone(),
+            Some(bad_sub),
+            None,
+            401,
+            "unauthorized",
+        ));
+    }
+    // A bad id is not even validated for an unauthenticated caller.
+    cases.push(("PUT", not_a_uuid, None, None, 401, "unauthorized"));
+    for method in ["POST", "PATCH"] {
+        cases.push((
+            method,
+            good.clone(),
+            Some(&sub),
+            None,
+            405,
+            "method_not_allowed",
+        ));
+    }
+    for path in [
+        format!("/posts/{post}/likee"),
+        "/".into(),
+        format!("{good}/"),
+    ] {
+        cases.push(("PUT", path, Some(&sub), None, 404, "not_found"));
+    }
+    for body in [r#"{"user_id":"someone-else"}"#, "not json"] {
+        cases.push((
+            "PUT",
+            good.clone(),
+            Some(&sub),
+            Some(body),
+            400,
+            "unexpected_body",
+        ));
+    }
     for (method, path, sub, body, status, code) in cases {
-        let (s, b, headers) = read(app.handle(api_request(method, &path, sub, body)).await);
+        let mut event = ApiEvent::new(method, &path);
+        if let Some(sub) = sub {
+            event = event.caller(sub);
+        }
+        if let Some(body) = body {
+            event = event.body(body);
+        }
+        let (s, b, headers) = call(&app, event).await;
         let shown: String = path.chars().take(60).collect();
         assert_eq!(s, status, "{method} {shown}: {b}");
         assert_eq!(b["error"]["code"], code, "{method} {shown}: {b}");
@@ -351,10 +262,7 @@ async fn unreachable_dynamodb_is_503_with_retry_after_in_bounded_time() {
     let sub = UserId::new_random().to_string();
     for method in ["PUT", "DELETE", "GET"] {
         let started = Instant::now();
-        let (s, b, headers) = read(
-            app.handle(api_request(method, &like_path(&post), Some(&sub), None))
-                .await,
-        );
+        let (s, b, headers) = call_as(&app, method, &like_path(&post), &sub).await;
         let took = started.elapsed();
         assert_eq!(s, 503, "{method}: {b}");
         assert_eq!(b["error"]["code"], "unavailable");
@@ -372,14 +280,9 @@ async fn a_store_bug_is_a_500_with_the_request_id_and_no_detail() {
         likes_core::DynamoCounts::new(client, "no-such-table-either"),
     );
     let sub = UserId::new_random().to_string();
-    let req = api_request("PUT", &like_path(&PostId::new_random()), Some(&sub), None);
-    let request_id = match lambda_http::RequestExt::request_context_ref(&req) {
-        Some(lambda_http::request::RequestContext::ApiGatewayV2(ctx)) => {
-            ctx.request_id.clone().unwrap()
-        }
-        _ => unreachable!("the harness builds HTTP API v2 events"),
-    };
-    let (s, b, _) = read(app.handle(req).await);
+    let event = ApiEvent::new("PUT", &like_path(&PostId::new_random())).caller(&sub);
+    let request_id = event.request_id_value().to_owned();
+    let (s, b, _) = call(&app, event).await;
     assert_eq!(s, 500, "{b}");
     assert_eq!(b["error"]["code"], "internal");
     let msg = b["error"]["message"].as_str().unwrap();
@@ -396,19 +299,13 @@ async fn a_like_whose_response_was_lost_still_reports_the_change() {
     let (app, lose) = t.app_losing_first_put();
     let (post, user) = (PostId::new_random(), UserId::new_random());
     let sub = user.to_string();
-    let (s, b, _) = read(
-        app.handle(api_request("PUT", &like_path(&post), Some(&sub), None))
-            .await,
-    );
+    let (s, b, _) = call_as(&app, "PUT", &like_path(&post), &sub).await;
     assert!(lose.fired(), "the first response was replaced");
     assert_eq!(s, 200, "{b}");
     // The retry collided with this request's own write: that is a change, not "already liked".
     assert_eq!(b["changed"], true);
     assert_eq!(t.like_pairs().await, vec![(post.to_string(), sub.clone())]);
     // A genuine repeat is still "no change".
-    let (_, again, _) = read(
-        app.handle(api_request("PUT", &like_path(&post), Some(&sub), None))
-            .await,
-    );
+    let (_, again, _) = call_as(&app, "PUT", &like_path(&post), &sub).await;
     assert_eq!(again["changed"], false);
 }

@@ -77,7 +77,8 @@ fn parse_record(record: &EventRecord) -> Result<(PostBucket, SeqNo), Unparsable>
 }
 
 /// Groups the batch's INSERT/REMOVE records by source partition key, keeping stream order
-/// within each group (DESIGN §5, invariant 1). Groups come out in order of first appearance.
+/// within each group (invariant 1). Groups come out in order of first appearance. Records that
+/// can never apply are logged and skipped (invariant 7).
 pub fn parse(event: &Event) -> Parsed {
     let mut out = Parsed::default();
     let mut index: HashMap<PostBucket, usize> = HashMap::new();
@@ -119,21 +120,13 @@ pub fn parse(event: &Event) -> Parsed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use likes_core::{bucket_of, PostId, UserId};
-    use serde_json::json;
+    use likes_core::{PostId, UserId};
+    use likes_testkit::stream::{batch, StreamRecord};
 
     fn rec(name: &str, post: PostId, user: UserId, seq: u64) -> serde_json::Value {
-        json!({
-            "eventID": "x", "eventName": name, "awsRegion": "us-east-1",
-            "dynamodb": {
-                "Keys": {
-                    "post_bucket": {"S": format!("{post}#{}", bucket_of(&user))},
-                    "user_id": {"S": user.to_string()}
-                },
-                "SequenceNumber": (100_000_000_000_000_000_000u128 + u128::from(seq)).to_string(),
-                "SizeBytes": 1, "StreamViewType": "KEYS_ONLY"
-            }
-        })
+        let seq = (100_000_000_000_000_000_000u128 + u128::from(seq)).to_string();
+        let pb = PostBucket::for_like(post, &user).to_string();
+        StreamRecord::likes(name, &pb, &user.to_string(), &seq).to_json()
     }
 
     #[test]
@@ -147,7 +140,7 @@ mod tests {
             rec("REMOVE", p, u, 4),
             rec("INSERT", p, u, 5),
         ];
-        let event: Event = serde_json::from_value(json!({ "Records": records })).unwrap();
+        let event: Event = serde_json::from_value(batch(records)).unwrap();
         let parsed = parse(&event);
         assert_eq!(parsed.ignored, 1);
         assert_eq!(parsed.skipped, 0);
@@ -172,11 +165,11 @@ mod tests {
 
     #[test]
     fn an_empty_or_foreign_batch_yields_nothing() {
-        let event: Event = serde_json::from_value(json!({ "Records": [] })).unwrap();
+        let event: Event = serde_json::from_value(batch(vec![])).unwrap();
         assert_eq!(parse(&event), Parsed::default());
         let mut bad = rec("INSERT", PostId::new_random(), UserId::new_random(), 1);
         bad["dynamodb"]["SequenceNumber"] = "12x".into();
-        let event: Event = serde_json::from_value(json!({ "Records": [bad] })).unwrap();
+        let event: Event = serde_json::from_value(batch(vec![bad])).unwrap();
         let parsed = parse(&event);
         assert_eq!((parsed.skipped, parsed.groups.len()), (1, 0));
     }

@@ -1,8 +1,47 @@
 //! The count aggregator: DynamoDB stream batches of the Likes table → per-(post, bucket) counts.
 //!
 //! Exactly-once effect over at-least-once delivery: each Counts row keeps the highest stream
-//! sequence number applied to it (`hwm`), and every update is conditional on the batch's first
-//! record being above it. See DESIGN §5 and the README's design notes for why this is correct.
+//! sequence number applied to it (its high-water mark, `hwm`), and every update is conditional
+//! on the group's first record being above it. `INSERT` is +1, `REMOVE` is −1; other events
+//! are ignored (the event source mapping's filter drops them before invocation).
+//!
+//! # Invariants
+//!
+//! These are numbered once, here; code, tests and the README cite them by number.
+//!
+//! 1. **Group by source partition key** (`post_bucket`), keeping stream order inside a group.
+//! 2. **One conditional UpdateItem per group**: `ADD like_count :delta SET hwm = :last,
+//!    updated_at = :now IF attribute_not_exists(hwm) OR hwm < :first`.
+//! 3. **On a failed condition** the row is read (consistently), the group's records with
+//!    `seq ≤ hwm` are dropped as already applied, and the rest are applied the same way.
+//!    Nothing is ever applied twice.
+//! 4. **A group is written even when its delta is 0** (a like and an unlike in one batch): the
+//!    hwm must still advance, or a retry that starts between the two records would apply only
+//!    the unlike.
+//! 5. **A failed group** (after the SDK's retries) is reported in `batchItemFailures` as the
+//!    lowest sequence number among the batch's unapplied records, spelled exactly as received
+//!    (never the padded form, never empty). Lambda retries from there; the hwms absorb what was
+//!    applied already.
+//! 6. **Groups are independent**: written concurrently (bounded), and one group's failure does
+//!    not stop the others.
+//! 7. **A record that can never apply** (no sequence number, a missing key, a `post_bucket`
+//!    that is not `<post_id>#<0..15>`) is logged with its sequence number and skipped, so that
+//!    it cannot block the shard.
+//! 8. **Anomalies are applied and flagged, never hidden**: a row that goes below zero, and a
+//!    record dropped as already applied although created after the row's last update (the
+//!    sign that the sequence-number assumption below was breached), are logged and counted in
+//!    the `CountAnomalies` metric, so that the post can be recounted.
+//!
+//! # Why this is correct
+//!
+//! Within one partition key all stream records sit in one shard, in commit order: the Likes
+//! table has a local secondary index, and DynamoDB never splits an item collection of such a
+//! table across partitions. Across a shard's rollover, Lambda finishes the parent shard before
+//! its children. Lambda delivers a shard's batches one at a time (`ParallelizationFactor: 1`)
+//! and retries from the reported checkpoint. So the records applied to a row always form a
+//! prefix of that key's records, and the hwm is exactly the offset of that prefix. One
+//! assumption is DynamoDB's, not ours: sequence numbers keep growing from a parent shard to its
+//! child. Invariant 8 makes a breach visible rather than silent.
 
 pub mod batch;
 
@@ -110,8 +149,7 @@ impl<C: CountsStore> Aggregator<C> {
             groups: parsed.groups.len(),
             ..BatchReport::default()
         };
-        // Groups are independent (invariant 6): bounded concurrency, and one group's failure
-        // does not stop the others.
+        // Invariant 6: bounded concurrency, and one group's failure does not stop the others.
         let results: Vec<GroupResult> = stream::iter(parsed.groups.iter())
             .map(|g| self.apply_group(g))
             .buffer_unordered(self.max_concurrency)
@@ -144,7 +182,7 @@ impl<C: CountsStore> Aggregator<C> {
             let (Some(first), Some(last)) = (pending.first(), pending.last()) else {
                 return result;
             };
-            // Invariant 4: written even when the delta is 0, so the hwm still advances.
+            // Invariants 2 and 4: one write for the group, even when the delta is 0.
             let delta: i64 = pending.iter().map(|c| c.delta).sum();
             let now = format_ts(Utc::now());
             match self
@@ -153,6 +191,7 @@ impl<C: CountsStore> Aggregator<C> {
                 .await
             {
                 Ok(ApplyOutcome::Applied { like_count }) => {
+                    // Invariant 8.
                     if like_count < 0 {
                         result.anomalies += 1;
                         tracing::error!(
@@ -164,7 +203,7 @@ impl<C: CountsStore> Aggregator<C> {
                     }
                     return result;
                 }
-                Ok(ApplyOutcome::Stale) => {
+                Ok(ApplyOutcome::AlreadyApplied) => {
                     // Invariant 3: some of these were applied by an earlier delivery. Read the
                     // row and keep only what lies above its hwm.
                     let row = match self.counts.read_row(group.row).await {
@@ -198,9 +237,9 @@ impl<C: CountsStore> Aggregator<C> {
         }
     }
 
-    /// A record dropped as "already applied" must have been created before the row was last
-    /// written. One created after it means the sequence-number assumption was breached and a
-    /// like was silently lost: say so loudly.
+    /// Invariant 8: a record dropped as "already applied" must have been created before the
+    /// row was last written. One created after it means the sequence-number assumption was
+    /// breached and a like was silently lost: say so loudly.
     fn check_dropped(
         &self,
         row: PostBucket,

@@ -16,8 +16,10 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use likes_core::bucket::fnv1a64;
 use likes_core::time::{format_ts, parse_ts};
-use likes_core::{bucket_of, ApiError, LikerPos, PostBucket, PostId, UserId, UserLikePos};
+use likes_core::{bucket_of, LikerPos, PostBucket, PostId, UserId, UserLikePos};
 use serde::{Deserialize, Serialize};
+
+use crate::error::ApiError;
 
 const DOMAIN: &[u8] = b"likes-cursor-v1\0";
 /// Far above any cursor we issue (~200 characters); bounds the work on hostile input.

@@ -11,8 +11,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use aws_lambda_events::apigw::ApiGatewayV2httpResponse;
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Body, Context, RequestExt, Response};
-use likes_core::{ApiError, CountsStore, LikesStore};
+use likes_core::{CountsStore, LikesStore};
 
+use crate::error::ApiError;
 use crate::{error_response, App};
 
 /// Handles one invocation. Never fails: every outcome is a response.

@@ -5,6 +5,7 @@
 //! method below; `routes` maps requests to them and `request` reads what they need.
 
 pub mod cursor;
+pub mod error;
 pub mod lambda;
 pub mod request;
 pub mod routes;
@@ -13,9 +14,10 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 use likes_core::time::now_ts;
-use likes_core::{ApiError, CountsStore, LikesStore, Page, PostId, StoreError, UserId};
+use likes_core::{CountsStore, LikesStore, Page, PostId, StoreError, UserId};
 use serde_json::{json, Value};
 
+pub use crate::error::ApiError;
 use crate::request::{caller, expect_no_body, limit, query_param, request_id, summary_ids};
 use crate::routes::{route, Route};
 

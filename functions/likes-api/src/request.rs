@@ -3,7 +3,9 @@
 
 use lambda_http::request::RequestContext;
 use lambda_http::{Request, RequestExt};
-use likes_core::{ApiError, PostId, UserId};
+use likes_core::{PostId, UserId};
+
+use crate::error::ApiError;
 
 /// Page size bounds for the listing routes.
 pub const DEFAULT_LIMIT: usize = 20;

@@ -4,7 +4,9 @@
 //! reach this code and get the same JSON error contract as everything else.
 
 use http::Method;
-use likes_core::{ApiError, PostId};
+use likes_core::PostId;
+
+use crate::error::ApiError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {

@@ -10,6 +10,7 @@ use likes_core::{
     ApplyOutcome, CountRow, CountsStore, LikerPos, LikesStore, Page, PostBucket, PostId, SeqNo,
     StoreError, UserId, UserLikePos,
 };
+use likes_testkit::apigw::ApiEvent;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -80,7 +81,7 @@ impl CountsStore for FakeCounts {
         _: &SeqNo,
         _: &str,
     ) -> Result<ApplyOutcome, StoreError> {
-        Ok(ApplyOutcome::Stale)
+        Ok(ApplyOutcome::AlreadyApplied)
     }
     async fn read_row(&self, _: PostBucket) -> Result<Option<CountRow>, StoreError> {
         Ok(None)
@@ -152,24 +153,16 @@ fn body() -> impl Strategy<Value = Option<String>> {
 }
 
 fn event(method: &str, path: &str, query: &str, sub: Option<&str>, body: Option<&str>) -> String {
-    json!({
-        "version": "2.0",
-        "routeKey": "ANY /{proxy+}",
-        "rawPath": path,
-        "rawQueryString": query,
-        "headers": { "host": "api.example.com" },
-        "requestContext": {
-            "accountId": "1", "apiId": "a", "domainName": "api.example.com", "domainPrefix": "api",
-            "authorizer": sub.map(|s| json!({ "jwt": { "claims": { "sub": s }, "scopes": null } })),
-            "http": { "method": method, "path": path, "protocol": "HTTP/1.1",
-                      "sourceIp": "127.0.0.1", "userAgent": "p" },
-            "requestId": "rid", "routeKey": "ANY /{proxy+}", "stage": "$default",
-            "time": "t", "timeEpoch": 0
-        },
-        "body": body,
-        "isBase64Encoded": false
-    })
-    .to_string()
+    let mut e = ApiEvent::new(method, path).query(query);
+    if let Some(sub) = sub {
+        let mut claims = serde_json::Map::new();
+        claims.insert("sub".into(), sub.into());
+        e = e.claims(claims);
+    }
+    if let Some(body) = body {
+        e = e.body(body);
+    }
+    e.to_json().to_string()
 }
 
 proptest! {

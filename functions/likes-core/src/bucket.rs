@@ -12,7 +12,6 @@
 
 use std::fmt;
 
-use crate::error::ApiError;
 use crate::ids::{PostId, UserId};
 
 /// Number of buckets per post. Part of the persistent format, like the hash.
@@ -38,6 +37,11 @@ pub fn bucket_of(user: &UserId) -> u8 {
     (fnv1a64(canonical.as_bytes()) % u64::from(BUCKETS)) as u8
 }
 
+/// A stored key that is not a Likes partition key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("post_bucket is not \"<post_id>#<0..15>\"")]
+pub struct KeyError;
+
 /// A Likes partition key: `"{post_id}#{bucket}"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PostBucket {
@@ -60,14 +64,13 @@ impl PostBucket {
 
     /// Parses a stored key. Strict: the bucket is a decimal 0..=15 without leading zeros, so a
     /// key has exactly one spelling.
-    pub fn parse(raw: &str) -> Result<Self, ApiError> {
-        let bad = || ApiError::bad_request("invalid_key", "post_bucket is not \"<uuid>#<0..15>\"");
-        let (post, bucket) = raw.split_once('#').ok_or_else(bad)?;
-        let post = PostId::parse(post).map_err(|_| bad())?;
+    pub fn parse(raw: &str) -> Result<Self, KeyError> {
+        let (post, bucket) = raw.split_once('#').ok_or(KeyError)?;
+        let post = PostId::parse(post).map_err(|_| KeyError)?;
         let canonical = bucket.len() == 1 || (bucket.len() == 2 && bucket.starts_with('1'));
         let bucket: u8 = match bucket.parse() {
             Ok(b) if canonical && b < BUCKETS => b,
-            _ => return Err(bad()),
+            _ => return Err(KeyError),
         };
         Ok(Self { post, bucket })
     }

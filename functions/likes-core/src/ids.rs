@@ -8,13 +8,21 @@ use std::fmt;
 
 use uuid::Uuid;
 
-use crate::error::ApiError;
-
 /// Longest input echoed back in an error message; the rest is elided so that a 10 kB id does not
 /// produce a 10 kB error body.
 const MAX_ECHO: usize = 64;
 
-fn parse_canonical(field: &'static str, raw: &str) -> Result<Uuid, ApiError> {
+/// An id that is not in the accepted form. Names the field it came from, so that the edge can
+/// say which input was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field} must be a lowercase hyphenated UUID, got {shown:?}")]
+pub struct IdError {
+    pub field: &'static str,
+    /// The input, shortened to a bounded length for messages.
+    pub shown: String,
+}
+
+fn parse_canonical(field: &'static str, raw: &str) -> Result<Uuid, IdError> {
     let parsed = if raw.len() == 36 {
         Uuid::try_parse(raw).ok()
     } else {
@@ -24,7 +32,10 @@ fn parse_canonical(field: &'static str, raw: &str) -> Result<Uuid, ApiError> {
     let mut buf = uuid::Uuid::encode_buffer();
     match parsed {
         Some(id) if id.hyphenated().encode_lower(&mut buf) == raw => Ok(id),
-        _ => Err(ApiError::invalid_id(field, &echo(raw))),
+        _ => Err(IdError {
+            field,
+            shown: echo(raw),
+        }),
     }
 }
 
@@ -44,12 +55,12 @@ macro_rules! id_type {
 
         impl $name {
             /// Parses a canonical lowercase hyphenated UUID; the error names the field.
-            pub fn parse(raw: &str) -> Result<Self, ApiError> {
+            pub fn parse(raw: &str) -> Result<Self, IdError> {
                 parse_canonical($field, raw).map(Self)
             }
 
             /// Parses with a caller-chosen field name for the error message.
-            pub fn parse_field(field: &'static str, raw: &str) -> Result<Self, ApiError> {
+            pub fn parse_field(field: &'static str, raw: &str) -> Result<Self, IdError> {
                 parse_canonical(field, raw).map(Self)
             }
 
@@ -110,9 +121,8 @@ mod tests {
             "ü0f8fad5-d9cb-469f-a165-70867728950e",
         ] {
             let err = PostId::parse(raw).unwrap_err();
-            assert_eq!(err.status, 400, "{raw:?}");
-            assert_eq!(err.code, "invalid_id");
-            assert!(err.message.contains("post_id"), "{}", err.message);
+            assert_eq!(err.field, "post_id", "{raw:?}");
+            assert!(err.to_string().contains("post_id"), "{err}");
         }
     }
 
@@ -120,7 +130,8 @@ mod tests {
     fn error_message_for_huge_input_is_bounded() {
         let raw = "x".repeat(10_000);
         let err = UserId::parse(&raw).unwrap_err();
-        assert!(err.message.len() < 300, "{}", err.message.len());
-        assert!(err.message.contains("user_id"));
+        let message = err.to_string();
+        assert!(message.len() < 300, "{}", message.len());
+        assert!(message.contains("user_id"));
     }
 }

@@ -1,20 +1,18 @@
-//! Domain core of the likes service: identifiers, the bucket hash, stored keys, errors, and the
-//! DynamoDB stores for the Likes and Counts tables.
+//! Domain core of the likes service: identifiers, the bucket hash, stored keys, sequence
+//! numbers, and the stores for the Likes and Counts tables. Nothing here knows about HTTP.
 
 pub mod bucket;
 pub mod config;
-pub mod counts_table;
-pub mod error;
 pub mod ids;
-pub mod likes_table;
 pub mod schema;
 pub mod seq;
-pub mod store_error;
+pub mod store;
 pub mod time;
 
 pub use bucket::{bucket_of, PostBucket, BUCKETS};
-pub use counts_table::{ApplyOutcome, CountRow, CountsStore, DynamoCounts};
-pub use error::{ApiError, StoreError};
-pub use ids::{PostId, UserId};
-pub use likes_table::{DynamoLikes, LikerPos, LikesStore, Page, UserLikePos};
+pub use ids::{IdError, PostId, UserId};
 pub use seq::SeqNo;
+pub use store::{
+    ApplyOutcome, CountRow, CountsStore, DynamoCounts, DynamoLikes, LikerPos, LikesStore, Page,
+    StoreError, UserLikePos,
+};

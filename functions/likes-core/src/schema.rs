@@ -11,8 +11,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
-use crate::error::StoreError;
-use crate::store_error;
+use crate::store::error::{self as store_error, StoreError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttrType {

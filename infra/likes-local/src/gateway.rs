@@ -16,8 +16,10 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use lambda_http::request::LambdaRequest;
 use likes_api::lambda::invoke;
+use likes_api::ApiError;
 use likes_api::{error_response, App};
-use likes_core::{ApiError, CountsStore, LikesStore};
+use likes_core::{CountsStore, LikesStore};
+use likes_testkit::apigw::ApiEvent;
 use serde_json::json;
 use tokio::net::TcpListener;
 
@@ -87,48 +89,24 @@ impl<L: LikesStore + 'static, C: CountsStore + 'static> Gateway<L, C> {
                 )))
             }
         };
-        let body_text = match std::str::from_utf8(&body) {
-            Ok(t) => Some(t.to_owned()),
-            Err(_) => None,
-        };
-        let mut headers = serde_json::Map::new();
+        let mut claim_map = serde_json::Map::new();
+        claim_map.insert("sub".into(), claims.sub.into());
+        claim_map.insert("iss".into(), claims.iss.into());
+        claim_map.insert("exp".into(), claims.exp.to_string().into());
+        claim_map.insert("iat".into(), claims.iat.to_string().into());
+        let mut event = ApiEvent::new(parts.method.as_str(), &path)
+            .query(parts.uri.query().unwrap_or(""))
+            .domain("127.0.0.1")
+            .claims(claim_map);
         for (name, value) in &parts.headers {
             if let Ok(v) = value.to_str() {
-                headers.insert(name.as_str().to_owned(), v.into());
+                event = event.header(name.as_str(), v);
             }
         }
-        let request_id = uuid::Uuid::new_v4().to_string();
-        let event = json!({
-            "version": "2.0",
-            "routeKey": "ANY /{proxy+}",
-            "rawPath": path,
-            "rawQueryString": parts.uri.query().unwrap_or(""),
-            "headers": headers,
-            "requestContext": {
-                "accountId": "000000000000",
-                "apiId": "local",
-                "authorizer": { "jwt": { "claims": {
-                    "sub": claims.sub, "iss": claims.iss,
-                    "exp": claims.exp.to_string(), "iat": claims.iat.to_string()
-                }, "scopes": null } },
-                "domainName": "127.0.0.1",
-                "domainPrefix": "local",
-                "http": {
-                    "method": parts.method.as_str(),
-                    "path": path,
-                    "protocol": "HTTP/1.1",
-                    "sourceIp": "127.0.0.1",
-                    "userAgent": headers.get("user-agent").cloned().unwrap_or_default()
-                },
-                "requestId": request_id,
-                "routeKey": "ANY /{proxy+}",
-                "stage": "$default",
-                "time": chrono::Utc::now().format("%d/%b/%Y:%H:%M:%S +0000").to_string(),
-                "timeEpoch": chrono::Utc::now().timestamp_millis()
-            },
-            "body": body_text,
-            "isBase64Encoded": body_text.is_none() && !body.is_empty()
-        });
+        if !body.is_empty() {
+            event = event.body(body.to_vec());
+        }
+        let event = event.to_json();
         // Through the same entry point as on Lambda.
         match serde_json::from_value::<LambdaRequest>(event) {
             Ok(req) => from_v2(invoke(&self.app, req, lambda_http::Context::default()).await),

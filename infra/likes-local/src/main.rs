@@ -16,7 +16,7 @@ async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let settings = match Settings::from_env() {
         Ok(s) => s,
-        Err(e) => fail(&e),
+        Err(e) => fail(&e.to_string()),
     };
     match args
         .iter()

@@ -3,7 +3,6 @@
 //! batch size), invokes the aggregator, and honours `batchItemFailures` by re-reading from the
 //! reported sequence number with backoff.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_lambda_events::dynamodb::Event;
@@ -11,12 +10,31 @@ use aws_sdk_dynamodbstreams::types::{AttributeValue, Record, ShardIteratorType};
 use aws_sdk_dynamodbstreams::Client;
 use count_aggregator::{batch_lag_ms, Aggregator};
 use likes_core::CountsStore;
+use likes_testkit::stream::{batch, StreamRecord};
 use serde_json::{json, Value};
 
 /// Same as `BatchSize` in template.yaml.
 pub const BATCH_SIZE: i32 = 1000;
 const IDLE_POLL: Duration = Duration::from_millis(200);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+/// Why one poll of a shard did not complete; the poller logs it and tries again.
+#[derive(Debug, thiserror::Error)]
+pub enum PollError {
+    #[error("reading the stream failed: {0}")]
+    Stream(String),
+    #[error("the stream has no description")]
+    NoDescription,
+    #[error("building the batch failed: {0}")]
+    Batch(#[from] serde_json::Error),
+}
+
+fn stream_error<E>(e: aws_sdk_dynamodbstreams::error::SdkError<E>) -> PollError
+where
+    E: aws_sdk_dynamodbstreams::error::ProvideErrorMetadata + std::error::Error + 'static,
+{
+    PollError::Stream(aws_sdk_dynamodbstreams::error::DisplayErrorContext(e).to_string())
+}
 
 fn attr_json(v: &AttributeValue) -> Option<Value> {
     match v {
@@ -26,38 +44,33 @@ fn attr_json(v: &AttributeValue) -> Option<Value> {
     }
 }
 
-/// One stream record in the shape Lambda hands to the function.
+/// One stream record in the shape Lambda hands to the function; `None` for the events the
+/// template's filter drops (anything but INSERT and REMOVE).
 fn lambda_record(r: &Record, stream_arn: &str) -> Option<Value> {
-    let name = r.event_name.as_ref()?.as_str().to_owned();
+    let name = r.event_name.as_ref()?.as_str();
     if name != "INSERT" && name != "REMOVE" {
         return None;
     }
     let d = r.dynamodb.as_ref()?;
-    let keys: HashMap<&str, Value> = d
+    let keys = d
         .keys
         .as_ref()?
         .iter()
-        .filter_map(|(k, v)| attr_json(v).map(|j| (k.as_str(), j)))
+        .filter_map(|(k, v)| attr_json(v).map(|j| (k.clone(), j)))
         .collect();
-    let created = d
-        .approximate_creation_date_time
-        .map(|t| t.as_secs_f64())
-        .unwrap_or(0.0);
-    Some(json!({
-        "eventID": r.event_id.clone().unwrap_or_default(),
-        "eventName": name,
-        "eventVersion": "1.1",
-        "eventSource": "aws:dynamodb",
-        "awsRegion": "us-east-1",
-        "dynamodb": {
-            "ApproximateCreationDateTime": created,
-            "Keys": keys,
-            "SequenceNumber": d.sequence_number.clone().unwrap_or_default(),
-            "SizeBytes": d.size_bytes.unwrap_or(0),
-            "StreamViewType": "KEYS_ONLY"
-        },
-        "eventSourceARN": stream_arn
-    }))
+    let record = StreamRecord {
+        event_name: name.to_owned(),
+        keys,
+        sequence_number: d.sequence_number.clone().unwrap_or_default(),
+        created_secs: d
+            .approximate_creation_date_time
+            .map(|t| t.as_secs_f64())
+            .unwrap_or(0.0),
+        event_id: r.event_id.clone().unwrap_or_default(),
+        size_bytes: d.size_bytes.unwrap_or(0),
+        stream_arn: stream_arn.to_owned(),
+    };
+    Some(record.to_json())
 }
 
 struct ShardState {
@@ -110,14 +123,14 @@ async fn refresh_shards(
     client: &Client,
     stream_arn: &str,
     shards: &mut Vec<ShardState>,
-) -> Result<(), String> {
+) -> Result<(), PollError> {
     let out = client
         .describe_stream()
         .stream_arn(stream_arn)
         .send()
         .await
-        .map_err(|e| aws_sdk_dynamodbstreams::error::DisplayErrorContext(e).to_string())?;
-    let desc = out.stream_description.ok_or("no stream description")?;
+        .map_err(stream_error)?;
+    let desc = out.stream_description.ok_or(PollError::NoDescription)?;
     for s in desc.shards() {
         let Some(id) = s.shard_id() else { continue };
         if !shards.iter().any(|x| x.id == id) {
@@ -141,7 +154,7 @@ async fn poll_shard<C: CountsStore>(
     stream_arn: &str,
     agg: &Aggregator<C>,
     shard: &mut ShardState,
-) -> Result<usize, String> {
+) -> Result<usize, PollError> {
     if shard.iterator.is_none() {
         let mut req = client
             .get_shard_iterator()
@@ -156,10 +169,7 @@ async fn poll_shard<C: CountsStore>(
                 .sequence_number(seq),
             (None, None) => req.shard_iterator_type(ShardIteratorType::TrimHorizon),
         };
-        let out = req
-            .send()
-            .await
-            .map_err(|e| aws_sdk_dynamodbstreams::error::DisplayErrorContext(e).to_string())?;
+        let out = req.send().await.map_err(stream_error)?;
         shard.iterator = out.shard_iterator;
     }
     let Some(iterator) = shard.iterator.clone() else {
@@ -172,7 +182,7 @@ async fn poll_shard<C: CountsStore>(
         .send()
         .await
         // An expired or invalid iterator: start again from where we were.
-        .map_err(|e| aws_sdk_dynamodbstreams::error::DisplayErrorContext(e).to_string());
+        .map_err(stream_error);
     let out = match out {
         Ok(o) => o,
         Err(e) => {
@@ -197,8 +207,8 @@ async fn poll_shard<C: CountsStore>(
         shard.done_through = last_read.or(shard.done_through.take());
         return Ok(0);
     }
-    let event: Event = serde_json::from_value(json!({ "Records": records }))
-        .map_err(|e| format!("building the batch: {e}"))?;
+    let delivered = records.len();
+    let event: Event = serde_json::from_value(batch(records))?;
     let report = agg.process(&event).await;
     tracing::info!(
         "batch: {} records, {} groups, {} duplicates, lag {} ms{}",
@@ -228,7 +238,7 @@ async fn poll_shard<C: CountsStore>(
             shard.iterator = next;
         }
     }
-    Ok(records.len())
+    Ok(delivered)
 }
 
 #[cfg(test)]

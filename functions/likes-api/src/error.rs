@@ -1,23 +1,11 @@
-//! Errors and their HTTP mapping.
-//!
-//! Two layers: [`StoreError`] is what the DynamoDB stores return (library error, `thiserror`);
-//! [`ApiError`] is what a client sees: a status, a stable snake_case code, and a sentence.
+//! What a client sees when a request fails: a status, a stable snake_case code, and a
+//! sentence, as `{"error": {"code": …, "message": …}}`.
 
+use likes_core::IdError;
 use serde_json::json;
 
 /// Seconds a client should wait before retrying after a 503.
 pub const RETRY_AFTER_SECS: u32 = 1;
-
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// Throttled, timed out or unreachable after the SDK's own retries. Retrying later may work.
-    #[error("DynamoDB is unavailable: {0}")]
-    Unavailable(String),
-    /// Anything else: a bug, a misconfiguration (missing table, denied permission), or a
-    /// response we did not expect.
-    #[error("DynamoDB request failed: {0}")]
-    Internal(String),
-}
 
 /// An error response: `{"error": {"code": …, "message": …}}` with an HTTP status.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,11 +34,9 @@ impl ApiError {
         Self::new(400, code, message)
     }
 
-    pub fn invalid_id(field: &str, raw: &str) -> Self {
-        Self::bad_request(
-            "invalid_id",
-            format!("{field} must be a lowercase hyphenated UUID, got {raw:?}"),
-        )
+    /// An id in the path or query that is not an id; the message names the field.
+    pub fn invalid_id(err: &IdError) -> Self {
+        Self::bad_request("invalid_id", err.to_string())
     }
 
     pub fn unauthorized(message: impl Into<String>) -> Self {
@@ -105,3 +91,9 @@ impl std::fmt::Display for ApiError {
 }
 
 impl std::error::Error for ApiError {}
+
+impl From<IdError> for ApiError {
+    fn from(err: IdError) -> Self {
+        Self::invalid_id(&err)
+    }
+}

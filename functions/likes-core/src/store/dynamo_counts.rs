@@ -4,56 +4,15 @@
 //! highest stream sequence number applied to the row, zero-padded to 40 digits), `updated_at`
 //! (S, RFC 3339). A post's count is the sum of its (at most 16) rows.
 
-use std::future::Future;
-
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use aws_sdk_dynamodb::Client;
 
+use super::error::{classify, StoreError};
+use super::{ApplyOutcome, CountRow, CountsStore};
 use crate::bucket::PostBucket;
-use crate::error::StoreError;
 use crate::ids::PostId;
 use crate::schema::counts::{HWM, LIKE_COUNT, PK, SK, UPDATED_AT};
 use crate::seq::SeqNo;
-use crate::store_error::classify;
-
-/// Result of a guarded counter update.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApplyOutcome {
-    /// The delta was applied; the row's count is now this.
-    Applied { like_count: i64 },
-    /// The row's high-water mark is at or past `first_seq`: some of the records were applied
-    /// before. Nothing was written.
-    Stale,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CountRow {
-    pub like_count: i64,
-    pub hwm: Option<SeqNo>,
-    pub updated_at: Option<String>,
-}
-
-pub trait CountsStore: Send + Sync {
-    /// `ADD like_count :delta SET hwm = :last, updated_at = :now`
-    /// `IF attribute_not_exists(hwm) OR hwm < :first` — atomically.
-    fn apply(
-        &self,
-        row: PostBucket,
-        delta: i64,
-        first_seq: &SeqNo,
-        last_seq: &SeqNo,
-        now: &str,
-    ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send;
-
-    /// The row, read with strong consistency (the aggregator's dedup decision depends on it).
-    fn read_row(
-        &self,
-        row: PostBucket,
-    ) -> impl Future<Output = Result<Option<CountRow>, StoreError>> + Send;
-
-    /// Sum of the post's rows, eventually consistent.
-    fn post_count(&self, post: PostId) -> impl Future<Output = Result<i64, StoreError>> + Send;
-}
 
 #[derive(Clone, Debug)]
 pub struct DynamoCounts {
@@ -131,7 +90,7 @@ impl CountsStore for DynamoCounts {
                 if e.as_service_error()
                     .is_some_and(|se| se.is_conditional_check_failed_exception()) =>
             {
-                Ok(ApplyOutcome::Stale)
+                Ok(ApplyOutcome::AlreadyApplied)
             }
             Err(e) => Err(classify(e)),
         }

@@ -1,9 +1,18 @@
-//! Classifying SDK errors into [`StoreError`]: which failures are worth a 503 + retry, and
-//! which are bugs.
+//! What the stores return when DynamoDB fails, and the one place that decides which failures
+//! are worth a 503 + retry and which are bugs.
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 
-use crate::error::StoreError;
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Throttled, timed out or unreachable after the SDK's own retries. Retrying later may work.
+    #[error("DynamoDB is unavailable: {0}")]
+    Unavailable(String),
+    /// Anything else: a bug, a misconfiguration (missing table, denied permission), or a
+    /// response we did not expect.
+    #[error("DynamoDB request failed: {0}")]
+    Internal(String),
+}
 
 /// Error codes DynamoDB returns when it is overloaded or briefly unable to serve. The SDK has
 /// already retried these; reaching us means its retry budget ran out.

@@ -4,7 +4,6 @@
 //! `post_id` (S), `liked_at` (S, see [`crate::time`]).
 
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
@@ -14,84 +13,12 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use futures::future::try_join_all;
 
+use super::error::{build, classify, StoreError};
+use super::page::{self, BucketScan, Page};
+use super::{LikerPos, LikesStore, UserLikePos};
 use crate::bucket::PostBucket;
-use crate::error::StoreError;
 use crate::ids::{PostId, UserId};
 use crate::schema::likes::{BY_TIME, BY_USER, LIKED_AT, PK, POST_ID, SK};
-use crate::store_error::classify;
-
-/// The source of truth for who likes what. Every write is conditional, so the database — not
-/// application code — decides whether a like is new; concurrent identical requests cannot both
-/// report a change.
-pub trait LikesStore: Send + Sync {
-    /// Records a like. `Ok(true)` if it is new, `Ok(false)` if the user already liked the post.
-    fn like(
-        &self,
-        post: PostId,
-        user: UserId,
-        liked_at: &str,
-    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
-
-    /// Removes a like. `Ok(true)` if there was one, `Ok(false)` if there was not.
-    fn unlike(
-        &self,
-        post: PostId,
-        user: UserId,
-    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
-
-    /// The time of the user's like, read with strong consistency (read-your-writes).
-    fn liked_at(
-        &self,
-        post: PostId,
-        user: UserId,
-    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
-
-    /// The user's likes, newest first, strictly after `after` (exclusive), at most `limit`.
-    fn likes_of_user(
-        &self,
-        user: UserId,
-        limit: usize,
-        after: Option<UserLikePos>,
-    ) -> impl Future<Output = Result<Page<UserLikePos>, StoreError>> + Send;
-
-    /// The post's likers, merged over its 16 buckets, newest first (ties: higher `user_id`
-    /// first), strictly after `after`, at most `limit`.
-    fn likers_of_post(
-        &self,
-        post: PostId,
-        limit: usize,
-        after: Option<LikerPos>,
-    ) -> impl Future<Output = Result<Page<LikerPos>, StoreError>> + Send;
-
-    /// Which of `posts` (at most 100, distinct) the user likes, read with strong consistency.
-    fn liked_among(
-        &self,
-        user: UserId,
-        posts: &[PostId],
-    ) -> impl Future<Output = Result<HashSet<PostId>, StoreError>> + Send;
-}
-
-/// One entry of "which posts did U like": also the position a cursor resumes after.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserLikePos {
-    pub liked_at: String,
-    pub post_bucket: PostBucket,
-}
-
-/// One entry of "who liked P": also the position a cursor resumes after. Ordered newest first,
-/// then by descending user id, a total order across all 16 buckets.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct LikerPos {
-    pub liked_at: String,
-    pub user_id: UserId,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Page<T> {
-    pub items: Vec<T>,
-    /// Whether anything follows the last item.
-    pub more: bool,
-}
 
 /// Attempts at a like's PutItem (the SDK's standard is 3 too).
 const WRITE_ATTEMPTS: u32 = 3;
@@ -255,10 +182,9 @@ impl LikesStore for DynamoLikes {
                 (PK.to_owned(), s(pos.post_bucket.to_string())),
             ])
         });
-        let mut items = Vec::with_capacity(limit + 1);
+        let want = page::fetch_size(limit);
+        let mut items = Vec::with_capacity(want);
         let mut start = start;
-        // Ask for one more than needed: it tells whether a next page exists, so the last page
-        // ends with a null cursor instead of an empty extra page.
         loop {
             let out = self
                 .client
@@ -269,7 +195,7 @@ impl LikesStore for DynamoLikes {
                 .expression_attribute_names("#u", SK)
                 .expression_attribute_values(":u", s(user.to_string()))
                 .scan_index_forward(false)
-                .limit(i32::try_from(limit + 1 - items.len()).unwrap_or(i32::MAX))
+                .limit(i32::try_from(want - items.len()).unwrap_or(i32::MAX))
                 .set_exclusive_start_key(start)
                 .send()
                 .await
@@ -282,13 +208,11 @@ impl LikesStore for DynamoLikes {
                 });
             }
             match out.last_evaluated_key {
-                Some(k) if !k.is_empty() && items.len() <= limit => start = Some(k),
+                Some(k) if !k.is_empty() && items.len() < want => start = Some(k),
                 _ => break,
             }
         }
-        let more = items.len() > limit;
-        items.truncate(limit);
-        Ok(Page { items, more })
+        Ok(page::cut(items, limit))
     }
 
     async fn likers_of_post(
@@ -297,21 +221,9 @@ impl LikesStore for DynamoLikes {
         limit: usize,
         after: Option<LikerPos>,
     ) -> Result<Page<LikerPos>, StoreError> {
-        let per_bucket =
-            PostBucket::all(post).map(|pb| self.bucket_likers(pb, limit, after.as_ref()));
-        let mut merged = Vec::new();
-        let mut more = false;
-        for page in try_join_all(per_bucket).await? {
-            more |= page.more;
-            merged.extend(page.items);
-        }
-        merged.sort_unstable_by(|a, b| b.cmp(a));
-        more |= merged.len() > limit;
-        merged.truncate(limit);
-        Ok(Page {
-            items: merged,
-            more,
-        })
+        let per_bucket = PostBucket::all(post)
+            .map(|pb| self.bucket_likers(pb, BucketScan::new(limit, after.clone())));
+        Ok(page::merge(try_join_all(per_bucket).await?, limit))
     }
 
     async fn liked_among(
@@ -331,7 +243,7 @@ impl LikesStore for DynamoLikes {
             }
             let mut request = Some(HashMap::from([(
                 self.table.clone(),
-                keys.build().map_err(crate::store_error::build)?,
+                keys.build().map_err(build)?,
             )]));
             let mut attempt = 0;
             while let Some(items) = request.take().filter(|r| !r.is_empty()) {
@@ -372,21 +284,15 @@ impl LikesStore for DynamoLikes {
 }
 
 impl DynamoLikes {
-    /// Up to `limit` likers of one bucket after `after`, in (liked_at, user_id) descending
-    /// order, plus whether more follow.
-    ///
-    /// The LSI orders by `liked_at` only; items with equal `liked_at` come in no defined order.
-    /// So a tie group at the page boundary is read to its end before the page is cut, and
-    /// items equal to the cursor's `liked_at` are filtered by user id here.
+    /// One bucket's likers from the `by_time` index, read page by page until `scan` has what
+    /// it needs (see [`BucketScan`] for the tie rule).
     async fn bucket_likers(
         &self,
         pb: PostBucket,
-        limit: usize,
-        after: Option<&LikerPos>,
+        mut scan: BucketScan,
     ) -> Result<Page<LikerPos>, StoreError> {
-        let mut found: Vec<LikerPos> = Vec::new();
         let mut start: Option<HashMap<String, AttributeValue>> = None;
-        let mut more = false;
+        let read_size = i32::try_from(page::fetch_size(scan.limit())).unwrap_or(i32::MAX);
         'pages: loop {
             let mut q = self
                 .client
@@ -396,13 +302,13 @@ impl DynamoLikes {
                 .expression_attribute_names("#pb", PK)
                 .expression_attribute_values(":pb", s(pb.to_string()))
                 .scan_index_forward(false)
-                .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX))
+                .limit(read_size)
                 .set_exclusive_start_key(start.take());
-            q = match after {
-                Some(pos) => q
+            q = match scan.start_at() {
+                Some(t) => q
                     .key_condition_expression("#pb = :pb AND #t <= :t")
                     .expression_attribute_names("#t", LIKED_AT)
-                    .expression_attribute_values(":t", s(pos.liked_at.clone())),
+                    .expression_attribute_values(":t", s(t)),
                 None => q.key_condition_expression("#pb = :pb"),
             };
             let out = q.send().await.map_err(classify)?;
@@ -412,25 +318,16 @@ impl DynamoLikes {
                     user_id: UserId::parse(&attr_s(item, SK)?)
                         .map_err(|e| StoreError::Internal(format!("stored user_id: {e}")))?,
                 };
-                if after.is_some_and(|a| pos >= *a) {
-                    continue;
-                }
-                // Enough, and this item is past the boundary tie group: stop.
-                if found.len() >= limit && found.last().is_some_and(|l| pos.liked_at < l.liked_at) {
-                    more = true;
+                if !scan.offer(pos) {
                     break 'pages;
                 }
-                found.push(pos);
             }
             match out.last_evaluated_key {
                 Some(k) if !k.is_empty() => start = Some(k),
                 _ => break,
             }
         }
-        found.sort_unstable_by(|a, b| b.cmp(a));
-        more |= found.len() > limit;
-        found.truncate(limit);
-        Ok(Page { items: found, more })
+        Ok(scan.finish())
     }
 }
 

@@ -1,0 +1,179 @@
+//! In-memory stores with DynamoDB's semantics, for tests of the logic above the stores (the
+//! handlers, the aggregator, the paging rules) that need no emulator. Behind the `testing`
+//! feature: never in a deployed binary.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Mutex;
+
+use super::page::{self, BucketScan, Page};
+use super::{ApplyOutcome, CountRow, CountsStore, LikerPos, LikesStore, StoreError, UserLikePos};
+use crate::bucket::{fnv1a64, PostBucket};
+use crate::ids::{PostId, UserId};
+use crate::seq::SeqNo;
+
+fn poisoned() -> StoreError {
+    StoreError::Internal("a test store's lock was poisoned".into())
+}
+
+/// The Likes table: one entry per (post bucket, user), holding `liked_at`.
+#[derive(Debug, Default)]
+pub struct MemoryLikes {
+    items: Mutex<BTreeMap<(PostBucket, UserId), String>>,
+}
+
+impl MemoryLikes {
+    /// Every (post, user) that likes, in key order.
+    pub fn pairs(&self) -> Vec<(PostId, UserId)> {
+        self.items
+            .lock()
+            .map(|m| m.keys().map(|(pb, u)| (pb.post, *u)).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl LikesStore for MemoryLikes {
+    async fn like(&self, post: PostId, user: UserId, liked_at: &str) -> Result<bool, StoreError> {
+        let mut items = self.items.lock().map_err(|_| poisoned())?;
+        let key = (PostBucket::for_like(post, &user), user);
+        if items.contains_key(&key) {
+            return Ok(false);
+        }
+        items.insert(key, liked_at.to_owned());
+        Ok(true)
+    }
+
+    async fn unlike(&self, post: PostId, user: UserId) -> Result<bool, StoreError> {
+        let mut items = self.items.lock().map_err(|_| poisoned())?;
+        Ok(items
+            .remove(&(PostBucket::for_like(post, &user), user))
+            .is_some())
+    }
+
+    async fn liked_at(&self, post: PostId, user: UserId) -> Result<Option<String>, StoreError> {
+        let items = self.items.lock().map_err(|_| poisoned())?;
+        Ok(items
+            .get(&(PostBucket::for_like(post, &user), user))
+            .cloned())
+    }
+
+    async fn likes_of_user(
+        &self,
+        user: UserId,
+        limit: usize,
+        after: Option<UserLikePos>,
+    ) -> Result<Page<UserLikePos>, StoreError> {
+        let items = self.items.lock().map_err(|_| poisoned())?;
+        // The `by_user` index: newest first; ties in a fixed order of its own (here the key's).
+        let order = |p: &UserLikePos| (p.liked_at.clone(), p.post_bucket);
+        let mut mine: Vec<UserLikePos> = items
+            .iter()
+            .filter(|((_, u), _)| *u == user)
+            .map(|((pb, _), t)| UserLikePos {
+                liked_at: t.clone(),
+                post_bucket: *pb,
+            })
+            .collect();
+        mine.sort_by_key(|p| std::cmp::Reverse(order(p)));
+        let read: Vec<UserLikePos> = mine
+            .into_iter()
+            .filter(|p| after.as_ref().is_none_or(|a| order(p) < order(a)))
+            .take(page::fetch_size(limit))
+            .collect();
+        Ok(page::cut(read, limit))
+    }
+
+    async fn likers_of_post(
+        &self,
+        post: PostId,
+        limit: usize,
+        after: Option<LikerPos>,
+    ) -> Result<Page<LikerPos>, StoreError> {
+        let items = self.items.lock().map_err(|_| poisoned())?;
+        let pages = PostBucket::all(post).map(|pb| {
+            let mut scan = BucketScan::new(limit, after.clone());
+            let mut bucket: Vec<LikerPos> = items
+                .iter()
+                .filter(|((p, _), t)| *p == pb && scan.start_at().is_none_or(|s| t.as_str() <= s))
+                .map(|((_, u), t)| LikerPos {
+                    liked_at: t.clone(),
+                    user_id: *u,
+                })
+                .collect();
+            // The `by_time` index promises no order among ties: scramble them.
+            let scramble = |p: &LikerPos| fnv1a64(p.user_id.to_string().as_bytes());
+            bucket.sort_by(|a, b| {
+                b.liked_at
+                    .cmp(&a.liked_at)
+                    .then(scramble(a).cmp(&scramble(b)))
+            });
+            for pos in bucket {
+                if !scan.offer(pos) {
+                    break;
+                }
+            }
+            scan.finish()
+        });
+        Ok(page::merge(pages, limit))
+    }
+
+    async fn liked_among(
+        &self,
+        user: UserId,
+        posts: &[PostId],
+    ) -> Result<HashSet<PostId>, StoreError> {
+        let items = self.items.lock().map_err(|_| poisoned())?;
+        Ok(posts
+            .iter()
+            .filter(|p| items.contains_key(&(PostBucket::for_like(**p, &user), user)))
+            .copied()
+            .collect())
+    }
+}
+
+/// The Counts table, with the conditional update's semantics.
+#[derive(Debug, Default)]
+pub struct MemoryCounts {
+    rows: Mutex<HashMap<PostBucket, CountRow>>,
+}
+
+impl CountsStore for MemoryCounts {
+    async fn apply(
+        &self,
+        row: PostBucket,
+        delta: i64,
+        first_seq: &SeqNo,
+        last_seq: &SeqNo,
+        now: &str,
+    ) -> Result<ApplyOutcome, StoreError> {
+        let mut rows = self.rows.lock().map_err(|_| poisoned())?;
+        let entry = rows.entry(row).or_insert(CountRow {
+            like_count: 0,
+            hwm: None,
+            updated_at: None,
+        });
+        if entry.hwm.as_ref().is_some_and(|h| h >= first_seq) {
+            return Ok(ApplyOutcome::AlreadyApplied);
+        }
+        entry.like_count += delta;
+        entry.hwm = Some(last_seq.clone());
+        entry.updated_at = Some(now.to_owned());
+        Ok(ApplyOutcome::Applied {
+            like_count: entry.like_count,
+        })
+    }
+
+    async fn read_row(&self, row: PostBucket) -> Result<Option<CountRow>, StoreError> {
+        Ok(self.rows.lock().map_err(|_| poisoned())?.get(&row).cloned())
+    }
+
+    async fn post_count(&self, post: PostId) -> Result<i64, StoreError> {
+        Ok(self
+            .rows
+            .lock()
+            .map_err(|_| poisoned())?
+            .iter()
+            .filter(|(k, _)| k.post == post)
+            .map(|(_, r)| r.like_count)
+            .sum())
+    }
+}

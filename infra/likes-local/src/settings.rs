@@ -1,0 +1,54 @@
+//! Settings of the local stack, all from the environment (the README's variables table).
+
+use crate::jwt;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("{name}={value:?} is not {what}")]
+    Invalid {
+        name: &'static str,
+        value: String,
+        what: &'static str,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub port: u16,
+    pub endpoint: Option<String>,
+    pub secret: String,
+    pub likes_table: String,
+    pub counts_table: String,
+    /// Test hook: the aggregator's first N writes fail, to exercise redelivery.
+    pub fail_first_writes: usize,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn parsed<T: std::str::FromStr>(
+    name: &'static str,
+    what: &'static str,
+    default: T,
+) -> Result<T, SettingsError> {
+    match var(name) {
+        None => Ok(default),
+        Some(value) => value
+            .parse()
+            .map_err(|_| SettingsError::Invalid { name, value, what }),
+    }
+}
+
+impl Settings {
+    pub fn from_env() -> Result<Self, SettingsError> {
+        Ok(Self {
+            port: parsed("LIKES_PORT", "a port number", 3000)?,
+            endpoint: var("LIKES_DYNAMODB_ENDPOINT"),
+            secret: var("LIKES_DEV_JWT_SECRET").unwrap_or_else(|| jwt::DEFAULT_SECRET.to_owned()),
+            likes_table: var("LIKES_TABLE_NAME").unwrap_or_else(|| "likes".to_owned()),
+            counts_table: var("COUNTS_TABLE_NAME").unwrap_or_else(|| "counts".to_owned()),
+            fail_first_writes: parsed("LIKES_LOCAL_FAIL_FIRST_WRITES", "a number", 0)?,
+        })
+    }
+}
