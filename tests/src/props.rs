@@ -62,7 +62,7 @@ pub async fn run_case<C: CountsStore>(store: C, case: &Case) -> Result<(), TestC
     let outcome = simulate(&agg, &records, case.batch_size, &case.deliveries).await;
     prop_assert_eq!(outcome.anomalies, 0);
     for post in &posts {
-        let got = agg.store().post_count(*post).await.expect("count");
+        let got = agg.store().post_count(post).await.expect("count");
         prop_assert_eq!(
             got,
             expected[post],

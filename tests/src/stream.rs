@@ -22,18 +22,18 @@ pub struct Rec {
 }
 
 impl Rec {
-    pub fn new(insert: bool, post: PostId, user: UserId, seq: impl Into<String>) -> Self {
+    pub fn new(insert: bool, post: &PostId, user: &UserId, seq: impl Into<String>) -> Self {
         Self {
             insert,
-            post,
-            user,
+            post: post.clone(),
+            user: user.clone(),
             seq: seq.into(),
         }
     }
 
     pub fn row(&self) -> PostBucket {
         PostBucket {
-            post: self.post,
+            post: self.post.clone(),
             bucket: bucket_of(&self.user),
         }
     }
@@ -42,7 +42,7 @@ impl Rec {
 /// The record as Lambda delivers it from a DynamoDB stream.
 pub fn record_json(r: &Rec) -> serde_json::Value {
     let name = if r.insert { "INSERT" } else { "REMOVE" };
-    StreamRecord::likes(name, &r.row().to_string(), &r.user.to_string(), &r.seq).to_json()
+    StreamRecord::likes(name, &r.row().to_string(), r.user.as_str(), &r.seq).to_json()
 }
 
 pub fn event_json(records: &[serde_json::Value]) -> Event {
@@ -194,14 +194,14 @@ pub fn history_to_records(
             liked.remove(&(u, p))
         };
         if changed {
-            records.push(Rec::new(like, posts[p], users[u], space.spell(seq)));
+            records.push(Rec::new(like, &posts[p], &users[u], space.spell(seq)));
             // Real sequence numbers grow with gaps; so do these.
             seq += 1 + (seq % 7);
         }
     }
-    let mut expected: HashMap<PostId, i64> = posts.iter().map(|p| (*p, 0)).collect();
+    let mut expected: HashMap<PostId, i64> = posts.iter().map(|p| (p.clone(), 0)).collect();
     for (_, p) in liked {
-        *expected.entry(posts[p]).or_default() += 1;
+        *expected.entry(posts[p].clone()).or_default() += 1;
     }
     (records, expected)
 }

@@ -18,7 +18,7 @@ async fn setup() -> (Tables, Agg) {
     (t, agg)
 }
 
-async fn count(agg: &Agg, post: PostId) -> i64 {
+async fn count(agg: &Agg, post: &PostId) -> i64 {
     agg.store().post_count(post).await.expect("count")
 }
 
@@ -28,11 +28,11 @@ fn users(n: usize) -> Vec<UserId> {
 }
 
 /// Likes by distinct users of one post, with 21-digit sequence numbers.
-fn likes_of(post: PostId, users: &[UserId], base: u128) -> Vec<Rec> {
+fn likes_of(post: &PostId, users: &[UserId], base: u128) -> Vec<Rec> {
     seqs(base, users.len())
         .into_iter()
         .zip(users)
-        .map(|(s, u)| Rec::new(true, post, *u, s))
+        .map(|(s, u)| Rec::new(true, post, u, s))
         .collect()
 }
 
@@ -43,13 +43,13 @@ const BASE21: u128 = 100_000_000_000_000_000_000; // 21 digits
 async fn a_batch_applied_twice_counts_once() {
     let (_t, agg) = setup().await;
     let post = PostId::new_random();
-    let recs = likes_of(post, &users(40), BASE21);
+    let recs = likes_of(&post, &users(40), BASE21);
     for _ in 0..2 {
         let report = agg.process(&event(&recs)).await;
         assert_eq!(report.checkpoint, None);
         assert_eq!(report.anomalies, 0);
     }
-    assert_eq!(count(&agg, post).await, 40);
+    assert_eq!(count(&agg, &post).await, 40);
 }
 
 /// Invariant 3, for likes and unlikes.
@@ -59,20 +59,20 @@ async fn redelivery_from_any_record_inside_a_batch_never_double_counts() {
     let post = PostId::new_random();
     let us = users(12);
     // Likes then unlikes of some of the same users: both signs must be deduplicated.
-    let mut recs = likes_of(post, &us, BASE21);
+    let mut recs = likes_of(&post, &us, BASE21);
     let mut seq = BASE21 + 100;
     for u in us.iter().take(5) {
-        recs.push(Rec::new(false, post, *u, seq.to_string()));
+        recs.push(Rec::new(false, &post, u, seq.to_string()));
         seq += 3;
     }
     agg.process(&event(&recs)).await;
-    assert_eq!(count(&agg, post).await, 7);
+    assert_eq!(count(&agg, &post).await, 7);
     for start in 0..recs.len() {
         let report = agg.process(&event(&recs[start..])).await;
         assert_eq!(report.checkpoint, None);
         assert_eq!(report.anomalies, 0);
         assert_eq!(
-            count(&agg, post).await,
+            count(&agg, &post).await,
             7,
             "after redelivery from record {start}"
         );
@@ -89,7 +89,7 @@ async fn bisected_halves_after_a_midway_failure_give_the_right_counts() {
     for round in 0..4 {
         for (i, p) in posts.iter().enumerate() {
             if (round + i) % 2 == 0 {
-                recs.push(Rec::new(true, *p, UserId::new_random(), seq.to_string()));
+                recs.push(Rec::new(true, p, &UserId::new_random(), seq.to_string()));
                 seq += 1;
             }
         }
@@ -109,7 +109,7 @@ async fn bisected_halves_after_a_midway_failure_give_the_right_counts() {
     }
     for p in &posts {
         let want = recs.iter().filter(|r| r.post == *p).count() as i64;
-        assert_eq!(count(&agg, *p).await, want);
+        assert_eq!(count(&agg, p).await, want);
     }
 }
 
@@ -120,8 +120,8 @@ async fn like_and_unlike_in_one_batch_then_redelivery_from_the_unlike() {
     let (post, user) = (PostId::new_random(), UserId::new_random());
     let s = seqs(BASE21, 2);
     let recs = vec![
-        Rec::new(true, post, user, s[0].clone()),
-        Rec::new(false, post, user, s[1].clone()),
+        Rec::new(true, &post, &user, s[0].clone()),
+        Rec::new(false, &post, &user, s[1].clone()),
     ];
     let writes_before = agg.store().writes.load(Ordering::SeqCst);
     agg.process(&event(&recs)).await;
@@ -129,7 +129,7 @@ async fn like_and_unlike_in_one_batch_then_redelivery_from_the_unlike() {
     assert_eq!(agg.store().writes.load(Ordering::SeqCst) - writes_before, 1);
     let row = t
         .counts()
-        .read_row(PostBucket::for_like(post, &user))
+        .read_row(&PostBucket::for_like(&post, &user))
         .await
         .unwrap()
         .expect("a delta-0 group still writes its row");
@@ -143,7 +143,7 @@ async fn like_and_unlike_in_one_batch_then_redelivery_from_the_unlike() {
     assert_eq!(report.checkpoint, None);
     assert_eq!(report.duplicates, 1);
     assert_eq!(
-        count(&agg, post).await,
+        count(&agg, &post).await,
         0,
         "the unlike must not be applied twice"
     );
@@ -161,21 +161,21 @@ async fn many_posts_and_all_buckets_interleaved() {
         by_bucket.entry(bucket_of(&u)).or_insert(u);
     }
     let mut extra = users(30);
-    extra.extend(by_bucket.values().copied());
+    extra.extend(by_bucket.values().cloned());
     let mut recs = Vec::new();
     let mut seq = BASE21;
     // Interleave posts record by record.
     for (i, u) in extra.iter().enumerate() {
         for (j, p) in posts.iter().enumerate() {
             if (i + j) % 3 != 0 {
-                recs.push(Rec::new(true, *p, *u, seq.to_string()));
+                recs.push(Rec::new(true, p, u, seq.to_string()));
                 seq += 1;
             }
         }
     }
     // Unlike a few again.
     for r in recs.clone().iter().step_by(7) {
-        recs.push(Rec::new(false, r.post, r.user, seq.to_string()));
+        recs.push(Rec::new(false, &r.post, &r.user, seq.to_string()));
         seq += 1;
     }
     for chunk in recs.chunks(50) {
@@ -187,7 +187,7 @@ async fn many_posts_and_all_buckets_interleaved() {
             .filter(|r| r.post == *p)
             .map(|r| if r.insert { 1 } else { -1 })
             .sum::<i64>();
-        assert_eq!(count(&agg, *p).await, want);
+        assert_eq!(count(&agg, p).await, want);
     }
     // One row per (post, bucket) that had records, and every bucket was exercised.
     let want: std::collections::BTreeSet<(String, String)> = recs
@@ -219,7 +219,7 @@ async fn one_failing_group_reports_its_lowest_unapplied_record_and_the_rest_appl
     let mut seq = BASE21;
     for _ in 0..3 {
         for p in &posts {
-            recs.push(Rec::new(true, *p, UserId::new_random(), seq.to_string()));
+            recs.push(Rec::new(true, p, &UserId::new_random(), seq.to_string()));
             seq += 1;
         }
     }
@@ -243,13 +243,13 @@ async fn one_failing_group_reports_its_lowest_unapplied_record_and_the_rest_appl
             .iter()
             .filter(|r| r.post == *p && r.row() != victim.row())
             .count() as i64;
-        assert_eq!(count(&agg, *p).await, want, "other groups were applied");
+        assert_eq!(count(&agg, p).await, want, "other groups were applied");
     }
     // Lambda redelivers from the checkpoint.
     let at = recs.iter().position(|r| r.seq == victim.seq).unwrap();
     assert_eq!(agg.process(&event(&recs[at..])).await.checkpoint, None);
     for p in &posts {
-        assert_eq!(count(&agg, *p).await, 3);
+        assert_eq!(count(&agg, p).await, 3);
     }
 }
 
@@ -262,7 +262,7 @@ async fn the_happy_path_sends_exactly_one_write_per_group() {
     let mut seq = BASE21;
     for _ in 0..40 {
         for p in &posts {
-            recs.push(Rec::new(true, *p, UserId::new_random(), seq.to_string()));
+            recs.push(Rec::new(true, p, &UserId::new_random(), seq.to_string()));
             seq += 1;
         }
     }
@@ -272,7 +272,7 @@ async fn the_happy_path_sends_exactly_one_write_per_group() {
     assert_eq!(agg.store().writes.load(Ordering::SeqCst), groups.len());
     assert_eq!(agg.store().reads.load(Ordering::SeqCst), 0);
     for p in &posts {
-        assert_eq!(count(&agg, *p).await, 40);
+        assert_eq!(count(&agg, p).await, 40);
     }
 }
 
@@ -291,10 +291,17 @@ async fn sequence_numbers_compare_numerically_from_21_to_40_digits() {
         format!("1{}", "0".repeat(39)),      // 40 digits
         format!("1{}1", "0".repeat(38)),     // 40 digits
     ];
-    let users_seq = [user, user, user, user, user, user];
+    let users_seq = [
+        user.clone(),
+        user.clone(),
+        user.clone(),
+        user.clone(),
+        user.clone(),
+        user.clone(),
+    ];
     let inserts = [true, false, true, false, true, false];
     for i in 0..steps.len() {
-        let rec = Rec::new(inserts[i], post, users_seq[i], steps[i].clone());
+        let rec = Rec::new(inserts[i], &post, &users_seq[i], steps[i].clone());
         let report = agg.process(&event(&[rec])).await;
         assert_eq!(
             report.duplicates,
@@ -304,12 +311,12 @@ async fn sequence_numbers_compare_numerically_from_21_to_40_digits() {
         );
         // A redelivery of the previous record is still recognised.
         if i > 0 {
-            let prev = Rec::new(inserts[i - 1], post, user, steps[i - 1].clone());
+            let prev = Rec::new(inserts[i - 1], &post, &user, steps[i - 1].clone());
             let again = agg.process(&event(&[prev])).await;
             assert_eq!(again.duplicates, 1, "step {i}");
         }
     }
-    assert_eq!(count(&agg, post).await, 0);
+    assert_eq!(count(&agg, &post).await, 0);
     let _ = other;
 }
 
@@ -319,9 +326,9 @@ async fn unparsable_and_ignored_records_do_not_block_the_shard() {
     use likes_integration_tests::stream::{event_json, record_json};
     let (_t, agg) = setup().await;
     let post = PostId::new_random();
-    let good = likes_of(post, &users(3), BASE21);
+    let good = likes_of(&post, &users(3), BASE21);
     let mut bad_key = record_json(&good[0]);
-    bad_key["dynamodb"]["Keys"]["post_bucket"]["S"] = "not-a-uuid#3".into();
+    bad_key["dynamodb"]["Keys"]["post_bucket"]["S"] = "not a post id#3".into();
     let mut bad_bucket = record_json(&good[0]);
     bad_bucket["dynamodb"]["Keys"]["post_bucket"]["S"] = format!("{post}#16").into();
     let mut no_key = record_json(&good[0]);
@@ -347,7 +354,7 @@ async fn unparsable_and_ignored_records_do_not_block_the_shard() {
     assert_eq!(report.checkpoint, None, "nothing blocks the shard");
     assert_eq!(report.skipped, 4);
     assert_eq!(report.ignored, 1);
-    assert_eq!(count(&agg, post).await, 3);
+    assert_eq!(count(&agg, &post).await, 3);
 }
 
 /// Invariant 8.
@@ -357,12 +364,12 @@ async fn a_count_that_would_go_negative_is_applied_and_flagged() {
     let (post, user) = (PostId::new_random(), UserId::new_random());
     // An unlike whose like was never counted (e.g. lost to stream retention).
     let report = agg
-        .process(&event(&[Rec::new(false, post, user, BASE21.to_string())]))
+        .process(&event(&[Rec::new(false, &post, &user, BASE21.to_string())]))
         .await;
     assert_eq!(report.checkpoint, None);
     assert_eq!(report.anomalies, 1);
     assert_eq!(agg.totals.anomalies.load(Ordering::Relaxed), 1);
-    assert_eq!(count(&agg, post).await, -1, "applied, not hidden");
+    assert_eq!(count(&agg, &post).await, -1, "applied, not hidden");
 }
 
 /// Invariant 8.
@@ -375,12 +382,12 @@ async fn a_record_dropped_as_applied_but_newer_than_the_row_is_flagged() {
     let s = seqs(BASE21, 2);
     // The row's hwm reaches s[1]...
     let first = agg
-        .process(&event(&[Rec::new(true, post, user, s[1].clone())]))
+        .process(&event(&[Rec::new(true, &post, &user, s[1].clone())]))
         .await;
     assert_eq!(first.anomalies, 0);
     // ...so s[0] is dropped as already applied. Were it created before the row's last write,
     // that would be an ordinary redelivery; created an hour later, it cannot have been applied.
-    let mut late = record_json(&Rec::new(true, post, user, s[0].clone()));
+    let mut late = record_json(&Rec::new(true, &post, &user, s[0].clone()));
     let in_an_hour = chrono::Utc::now().timestamp() as f64 + 3600.0;
     late["dynamodb"]["ApproximateCreationDateTime"] = in_an_hour.into();
     let report = agg.process(&event_json(&[late])).await;
@@ -388,7 +395,7 @@ async fn a_record_dropped_as_applied_but_newer_than_the_row_is_flagged() {
     assert_eq!(report.anomalies, 1);
     assert_eq!(report.checkpoint, None);
 
-    let ordinary = record_json(&Rec::new(true, post, user, s[0].clone()));
+    let ordinary = record_json(&Rec::new(true, &post, &user, s[0].clone()));
     let report = agg.process(&event_json(&[ordinary])).await;
     assert_eq!((report.duplicates, report.anomalies), (1, 0));
 }

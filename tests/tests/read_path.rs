@@ -14,13 +14,13 @@ type App = likes_api::App<likes_core::DynamoLikes, likes_core::DynamoCounts>;
 async fn get(app: &App, path: &str, query: &str, user: &UserId) -> (u16, Value) {
     let event = ApiEvent::new("GET", path)
         .query(query)
-        .caller(&user.to_string());
+        .caller(user.as_ref());
     let (s, b, _) = call(app, event).await;
     (s, b)
 }
 
-async fn like(app: &App, post: PostId, user: UserId) {
-    let (s, b, _) = call_as(app, "PUT", &like_path(&post), &user.to_string()).await;
+async fn like(app: &App, post: &PostId, user: &UserId) {
+    let (s, b, _) = call_as(app, "PUT", &like_path(&post), user.as_ref()).await;
     assert_eq!(s, 200, "{b}");
 }
 
@@ -65,9 +65,10 @@ async fn likers_of_a_post_page_once_each_newest_first() {
     let mut tasks = Vec::new();
     for chunk in users.chunks(25) {
         let (app, chunk) = (app.clone(), chunk.to_vec());
+        let value = post.clone();
         tasks.push(tokio::spawn(async move {
             for u in chunk {
-                like(&app, post, u).await;
+                like(&app, &value, &u).await;
             }
         }));
     }
@@ -98,11 +99,11 @@ async fn my_likes_page_newest_first_and_only_mine() {
     let mut mine = Vec::new();
     for i in 0..30 {
         let post = PostId::new_random();
-        like(&app, post, me).await;
+        like(&app, &post, &me).await;
         mine.push(post.to_string());
         if i % 3 == 0 {
-            like(&app, PostId::new_random(), other).await;
-            like(&app, post, other).await;
+            like(&app, &PostId::new_random(), &other).await;
+            like(&app, &post, &other).await;
         }
     }
     let (items, pages) = all_pages(&app, "/users/me/likes", 4, &me).await;
@@ -146,8 +147,8 @@ async fn aggregate(t: &Tables) {
             let user = UserId::parse(item["user_id"].as_s().unwrap()).unwrap();
             Rec::new(
                 true,
-                post,
-                user,
+                &post,
+                &user,
                 (100_000_000_000_000_000_000u128 + i as u128).to_string(),
             )
         })
@@ -177,7 +178,7 @@ async fn count_sums_every_bucket_row_after_aggregation() {
 
     let users: Vec<UserId> = (0..60).map(|_| UserId::new_random()).collect();
     for u in &users {
-        like(&app, post, *u).await;
+        like(&app, &post, u).await;
     }
     aggregate(&t).await;
     let rows = t.scan(&t.counts_table).await;
@@ -196,16 +197,16 @@ async fn summary_matches_the_single_post_routes() {
     let posts: Vec<PostId> = (0..80).map(|_| PostId::new_random()).collect();
     for (i, p) in posts.iter().enumerate() {
         if i % 3 == 0 {
-            like(&app, *p, me).await;
+            like(&app, p, &me).await;
         }
         for _ in 0..(i % 4) {
-            like(&app, *p, UserId::new_random()).await;
+            like(&app, p, &UserId::new_random()).await;
         }
     }
     aggregate(&t).await;
     // 100 ids: the 80 posts plus 20 repeats, in a scrambled order.
-    let mut asked: Vec<PostId> = posts.iter().rev().copied().collect();
-    asked.extend(posts.iter().step_by(4).copied());
+    let mut asked: Vec<PostId> = posts.iter().rev().cloned().collect();
+    asked.extend(posts.iter().step_by(4).cloned());
     assert_eq!(asked.len(), 100);
     let query = format!(
         "post_ids={}",
@@ -221,7 +222,7 @@ async fn summary_matches_the_single_post_routes() {
     let mut distinct = Vec::new();
     for p in &asked {
         if !distinct.contains(p) {
-            distinct.push(*p);
+            distinct.push(p.clone());
         }
     }
     assert_eq!(items.len(), distinct.len(), "duplicates folded");
@@ -244,11 +245,11 @@ async fn foreign_tampered_and_random_cursors_are_400() {
     let me = UserId::new_random();
     for _ in 0..3 {
         let u = UserId::new_random();
-        like(&app, a, u).await;
-        like(&app, b, u).await;
+        like(&app, &a, &u).await;
+        like(&app, &b, &u).await;
     }
     for _ in 0..3 {
-        like(&app, PostId::new_random(), me).await;
+        like(&app, &PostId::new_random(), &me).await;
     }
     let (_, page) = get(&app, &format!("/posts/{a}/likes"), "limit=1", &me).await;
     let cursor_a = page["next_cursor"]
@@ -323,9 +324,10 @@ async fn bad_read_parameters_are_400_and_need_a_caller() {
             format!("post_ids={}", many.join(",")),
             "invalid_post_ids",
         ),
-        ids(format!("post_ids={post},nope")),
+        ids(format!("post_ids={post},no%20pe")),
+        ids(format!("post_ids={post},a%23b")),
         ids(format!("post_ids={post},,{post}")),
-        ("/posts/nope/likes/count".into(), "".into(), "invalid_id"),
+        ("/posts/no~pe/likes/count".into(), "".into(), "invalid_id"),
     ];
     for (path, query, code) in cases {
         let (s, b) = get(&app, &path, &query, &me).await;
@@ -352,7 +354,7 @@ async fn each_route_costs_what_the_design_says() {
     let me = UserId::new_random();
     let posts: Vec<PostId> = (0..12).map(|_| PostId::new_random()).collect();
     for p in &posts {
-        like(&app, *p, me).await;
+        like(&app, p, &me).await;
     }
     let writes = counter.take();
     assert_eq!(writes.get("PutItem"), Some(&12));
@@ -363,7 +365,7 @@ async fn each_route_costs_what_the_design_says() {
         v.sort();
         v
     };
-    let p = posts[0];
+    let p = &posts[0];
     get(&app, &format!("/posts/{p}/likes/count"), "", &me).await;
     assert_eq!(cost(counter.take()), vec![("Query".to_owned(), 1)]);
 

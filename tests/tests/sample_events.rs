@@ -52,5 +52,5 @@ async fn the_stream_sample_counts_one_like() {
     let resp = agg.handle(&event).await;
     assert!(resp.batch_item_failures.is_empty());
     let post = PostId::parse("0f8fad5b-d9cb-469f-a165-70867728950e").unwrap();
-    assert_eq!(t.counts().post_count(post).await.unwrap(), 1);
+    assert_eq!(t.counts().post_count(&post).await.unwrap(), 1);
 }

@@ -18,12 +18,12 @@ fn payload(n: usize) -> String {
         .map(|i| {
             // Skewed: a third of all likes go to post 0.
             let post = if i % 3 == 0 {
-                posts[0]
+                &posts[0]
             } else {
-                posts[i % posts.len()]
+                &posts[i % posts.len()]
             };
             let seq = (100_000_000_000_000_000_000u128 + i as u128).to_string();
-            record_json(&Rec::new(i % 10 != 9, post, UserId::new_random(), seq))
+            record_json(&Rec::new(i % 10 != 9, post, &UserId::new_random(), seq))
         })
         .collect();
     json!({ "Records": records }).to_string()

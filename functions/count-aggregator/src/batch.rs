@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use aws_lambda_events::dynamodb::{Event, EventRecord};
 use chrono::{DateTime, Utc};
+use likes_core::bucket::split_key;
 use likes_core::schema::likes::PK;
 use likes_core::{PostBucket, SeqNo};
 use serde_dynamo::AttributeValue;
@@ -56,11 +57,12 @@ enum Unparsable {
     BadSequence(#[from] likes_core::seq::BadSeqNo),
     #[error("key {PK} is missing or not a string")]
     NoKey,
-    #[error("key {PK} {0:?} is not \"<uuid>#<0..15>\"")]
+    #[error("key {PK} {0:?} is not \"<post_id>#<0..15>\"")]
     BadKey(String),
 }
 
-fn parse_record(record: &EventRecord) -> Result<(PostBucket, SeqNo), Unparsable> {
+/// The record's partition key (checked, borrowed from the event) and sequence number.
+fn parse_record(record: &EventRecord) -> Result<(&str, SeqNo), Unparsable> {
     let raw_seq = record
         .change
         .sequence_number
@@ -71,9 +73,8 @@ fn parse_record(record: &EventRecord) -> Result<(PostBucket, SeqNo), Unparsable>
         Some(AttributeValue::S(s)) => s,
         _ => return Err(Unparsable::NoKey),
     };
-    let row =
-        PostBucket::parse(key).map_err(|_| Unparsable::BadKey(key.chars().take(100).collect()))?;
-    Ok((row, seq))
+    split_key(key).map_err(|_| Unparsable::BadKey(key.chars().take(100).collect()))?;
+    Ok((key.as_str(), seq))
 }
 
 /// Groups the batch's INSERT/REMOVE records by source partition key, keeping stream order
@@ -81,26 +82,35 @@ fn parse_record(record: &EventRecord) -> Result<(PostBucket, SeqNo), Unparsable>
 /// can never apply are logged and skipped (invariant 7).
 pub fn parse(event: &Event) -> Parsed {
     let mut out = Parsed::default();
-    let mut index: HashMap<PostBucket, usize> = HashMap::new();
+    // Keyed by the key as stored, borrowed from the event: one PostBucket per group, not per
+    // record.
+    let mut index: HashMap<&str, usize> = HashMap::new();
     for record in &event.records {
         let Some(delta) = delta_of(&record.event_name) else {
             out.ignored += 1;
             continue;
         };
         match parse_record(record) {
-            Ok((row, seq)) => {
+            Ok((key, seq)) => {
                 let change = Change {
                     seq,
                     delta,
                     created: record.change.approximate_creation_date_time,
                 };
-                let i = *index.entry(row).or_insert_with(|| {
-                    out.groups.push(Group {
-                        row,
-                        changes: Vec::new(),
-                    });
-                    out.groups.len() - 1
-                });
+                let i = match index.get(key) {
+                    Some(&i) => i,
+                    None => {
+                        let Ok(row) = PostBucket::parse(key) else {
+                            continue;
+                        };
+                        out.groups.push(Group {
+                            row,
+                            changes: Vec::new(),
+                        });
+                        index.insert(key, out.groups.len() - 1);
+                        out.groups.len() - 1
+                    }
+                };
                 out.groups[i].changes.push(change);
             }
             Err(why) => {
@@ -123,10 +133,10 @@ mod tests {
     use likes_core::{PostId, UserId};
     use likes_testkit::stream::{batch, StreamRecord};
 
-    fn rec(name: &str, post: PostId, user: UserId, seq: u64) -> serde_json::Value {
+    fn rec(name: &str, post: &PostId, user: &UserId, seq: u64) -> serde_json::Value {
         let seq = (100_000_000_000_000_000_000u128 + u128::from(seq)).to_string();
-        let pb = PostBucket::for_like(post, &user).to_string();
-        StreamRecord::likes(name, &pb, &user.to_string(), &seq).to_json()
+        let pb = PostBucket::for_like(post, user).to_string();
+        StreamRecord::likes(name, &pb, user.as_ref(), &seq).to_json()
     }
 
     #[test]
@@ -134,11 +144,11 @@ mod tests {
         let (p, q) = (PostId::new_random(), PostId::new_random());
         let u = UserId::new_random();
         let records = vec![
-            rec("INSERT", p, u, 1),
-            rec("INSERT", q, u, 2),
-            rec("MODIFY", p, u, 3),
-            rec("REMOVE", p, u, 4),
-            rec("INSERT", p, u, 5),
+            rec("INSERT", &p, &u, 1),
+            rec("INSERT", &q, &u, 2),
+            rec("MODIFY", &p, &u, 3),
+            rec("REMOVE", &p, &u, 4),
+            rec("INSERT", &p, &u, 5),
         ];
         let event: Event = serde_json::from_value(batch(records)).unwrap();
         let parsed = parse(&event);
@@ -146,8 +156,8 @@ mod tests {
         assert_eq!(parsed.skipped, 0);
         assert_eq!(parsed.records(), 4);
         assert_eq!(parsed.groups.len(), 2);
-        assert_eq!(parsed.groups[0].row, PostBucket::for_like(p, &u));
-        assert_eq!(parsed.groups[1].row, PostBucket::for_like(q, &u));
+        assert_eq!(parsed.groups[0].row, PostBucket::for_like(&p, &u));
+        assert_eq!(parsed.groups[1].row, PostBucket::for_like(&q, &u));
         let p_changes: Vec<(String, i64)> = parsed.groups[0]
             .changes
             .iter()
@@ -167,7 +177,7 @@ mod tests {
     fn an_empty_or_foreign_batch_yields_nothing() {
         let event: Event = serde_json::from_value(batch(vec![])).unwrap();
         assert_eq!(parse(&event), Parsed::default());
-        let mut bad = rec("INSERT", PostId::new_random(), UserId::new_random(), 1);
+        let mut bad = rec("INSERT", &PostId::new_random(), &UserId::new_random(), 1);
         bad["dynamodb"]["SequenceNumber"] = "12x".into();
         let event: Event = serde_json::from_value(batch(vec![bad])).unwrap();
         let parsed = parse(&event);

@@ -187,7 +187,7 @@ impl<C: CountsStore> Aggregator<C> {
             let now = format_ts(Utc::now());
             match self
                 .counts
-                .apply(group.row, delta, &first.seq, &last.seq, &now)
+                .apply(&group.row, delta, &first.seq, &last.seq, &now)
                 .await
             {
                 Ok(ApplyOutcome::Applied { like_count }) => {
@@ -206,9 +206,9 @@ impl<C: CountsStore> Aggregator<C> {
                 Ok(ApplyOutcome::AlreadyApplied) => {
                     // Invariant 3: some of these were applied by an earlier delivery. Read the
                     // row and keep only what lies above its hwm.
-                    let row = match self.counts.read_row(group.row).await {
+                    let row = match self.counts.read_row(&group.row).await {
                         Ok(row) => row,
-                        Err(e) => return fail(result, group.row, first, e),
+                        Err(e) => return fail(result, &group.row, first, e),
                     };
                     let Some((hwm, updated_at)) =
                         row.and_then(|r| r.hwm.map(|h| (h, r.updated_at)))
@@ -220,17 +220,17 @@ impl<C: CountsStore> Aggregator<C> {
                     let (dropped, rest) = pending.split_at(applied);
                     result.duplicates += dropped.len();
                     result.anomalies +=
-                        self.check_dropped(group.row, dropped, &hwm, updated_at.as_deref());
+                        self.check_dropped(&group.row, dropped, &hwm, updated_at.as_deref());
                     pending = rest;
                 }
-                Err(e) => return fail(result, group.row, first, e),
+                Err(e) => return fail(result, &group.row, first, e),
             }
         }
         match pending.first() {
             None => result,
             Some(first) => fail(
                 result,
-                group.row,
+                &group.row,
                 first,
                 StoreError::Internal("the row's high-water mark kept moving".into()),
             ),
@@ -242,7 +242,7 @@ impl<C: CountsStore> Aggregator<C> {
     /// breached and a like was silently lost: say so loudly.
     fn check_dropped(
         &self,
-        row: PostBucket,
+        row: &PostBucket,
         dropped: &[Change],
         hwm: &SeqNo,
         updated_at: Option<&str>,
@@ -265,7 +265,7 @@ impl<C: CountsStore> Aggregator<C> {
     }
 }
 
-fn fail(mut result: GroupResult, row: PostBucket, first: &Change, err: StoreError) -> GroupResult {
+fn fail(mut result: GroupResult, row: &PostBucket, first: &Change, err: StoreError) -> GroupResult {
     tracing::warn!(
         post_id = %row.post,
         bucket = row.bucket,

@@ -49,7 +49,7 @@ async fn the_bootstrap_binary_aggregates_a_stream_batch() {
 
     // Delivered twice, counted once: like, like, unlike over two buckets = 1.
     let post = PostId::parse("0f8fad5b-d9cb-469f-a165-70867728950e").unwrap();
-    assert_eq!(t.counts().post_count(post).await.unwrap(), 1);
+    assert_eq!(t.counts().post_count(&post).await.unwrap(), 1);
 
     // One EMF line per invocation; the second delivery was all duplicates.
     let emf: Vec<Value> = f

@@ -77,7 +77,7 @@ fn timestamp(t: &str) -> Result<String, ApiError> {
     }
 }
 
-pub fn encode_likers(post: PostId, pos: &LikerPos) -> String {
+pub fn encode_likers(post: &PostId, pos: &LikerPos) -> String {
     encode(&Payload::PostLikes {
         post: post.to_string(),
         t: pos.liked_at.clone(),
@@ -85,9 +85,9 @@ pub fn encode_likers(post: PostId, pos: &LikerPos) -> String {
     })
 }
 
-pub fn decode_likers(token: &str, post: PostId) -> Result<LikerPos, ApiError> {
+pub fn decode_likers(token: &str, post: &PostId) -> Result<LikerPos, ApiError> {
     match decode(token)? {
-        Payload::PostLikes { post: p, t, u } if p == post.to_string() => Ok(LikerPos {
+        Payload::PostLikes { post: p, t, u } if p == post.as_str() => Ok(LikerPos {
             liked_at: timestamp(&t)?,
             user_id: UserId::parse(&u).map_err(|_| invalid("bad position"))?,
         }),
@@ -95,7 +95,7 @@ pub fn decode_likers(token: &str, post: PostId) -> Result<LikerPos, ApiError> {
     }
 }
 
-pub fn encode_mine(user: UserId, pos: &UserLikePos) -> String {
+pub fn encode_mine(user: &UserId, pos: &UserLikePos) -> String {
     encode(&Payload::MyLikes {
         user: user.to_string(),
         t: pos.liked_at.clone(),
@@ -103,12 +103,12 @@ pub fn encode_mine(user: UserId, pos: &UserLikePos) -> String {
     })
 }
 
-pub fn decode_mine(token: &str, user: UserId) -> Result<UserLikePos, ApiError> {
+pub fn decode_mine(token: &str, user: &UserId) -> Result<UserLikePos, ApiError> {
     match decode(token)? {
-        Payload::MyLikes { user: u, t, pb } if u == user.to_string() => {
+        Payload::MyLikes { user: u, t, pb } if u == user.as_str() => {
             let post_bucket = PostBucket::parse(&pb).map_err(|_| invalid("bad position"))?;
             // All of a user's likes live in that user's bucket.
-            if post_bucket.bucket != bucket_of(&user) {
+            if post_bucket.bucket != bucket_of(user) {
                 return Err(invalid("bad position"));
             }
             Ok(UserLikePos {
@@ -135,25 +135,28 @@ mod tests {
     fn round_trips() {
         let post = PostId::new_random();
         let p = pos();
-        assert_eq!(decode_likers(&encode_likers(post, &p), post).unwrap(), p);
+        assert_eq!(decode_likers(&encode_likers(&post, &p), &post).unwrap(), p);
         let user = UserId::new_random();
         let mine = UserLikePos {
             liked_at: p.liked_at.clone(),
-            post_bucket: PostBucket::for_like(post, &user),
+            post_bucket: PostBucket::for_like(&post, &user),
         };
-        assert_eq!(decode_mine(&encode_mine(user, &mine), user).unwrap(), mine);
+        assert_eq!(
+            decode_mine(&encode_mine(&user, &mine), &user).unwrap(),
+            mine
+        );
     }
 
     #[test]
     fn every_single_byte_flip_is_rejected() {
         let post = PostId::new_random();
-        let token = encode_likers(post, &pos());
+        let token = encode_likers(&post, &pos());
         let raw = URL_SAFE_NO_PAD.decode(&token).unwrap();
         for i in 0..raw.len() {
             for bit in [0x01u8, 0x80] {
                 let mut bad = raw.clone();
                 bad[i] ^= bit;
-                let err = decode_likers(&URL_SAFE_NO_PAD.encode(&bad), post).unwrap_err();
+                let err = decode_likers(&URL_SAFE_NO_PAD.encode(&bad), &post).unwrap_err();
                 assert_eq!(err.status, 400);
                 assert_eq!(err.code, "invalid_cursor");
             }
@@ -163,19 +166,19 @@ mod tests {
     #[test]
     fn cursors_do_not_cross_listings() {
         let (a, b) = (PostId::new_random(), PostId::new_random());
-        let token = encode_likers(a, &pos());
-        assert!(decode_likers(&token, b).is_err());
-        assert!(decode_mine(&token, UserId::new_random()).is_err());
+        let token = encode_likers(&a, &pos());
+        assert!(decode_likers(&token, &b).is_err());
+        assert!(decode_mine(&token, &UserId::new_random()).is_err());
         let user = UserId::new_random();
         let mine = encode_mine(
-            user,
+            &user,
             &UserLikePos {
                 liked_at: "2026-11-30T20:53:11.123Z".into(),
-                post_bucket: PostBucket::for_like(a, &user),
+                post_bucket: PostBucket::for_like(&a, &user),
             },
         );
-        assert!(decode_mine(&mine, UserId::new_random()).is_err());
-        assert!(decode_likers(&mine, a).is_err());
+        assert!(decode_mine(&mine, &UserId::new_random()).is_err());
+        assert!(decode_likers(&mine, &a).is_err());
     }
 
     #[test]
@@ -188,7 +191,7 @@ mod tests {
             "eyJrIjoicG9zdF9saWtlcyJ9",
             &"A".repeat(2000),
         ] {
-            assert_eq!(decode_likers(t, post).unwrap_err().status, 400, "{t}");
+            assert_eq!(decode_likers(t, &post).unwrap_err().status, 400, "{t}");
         }
     }
 }

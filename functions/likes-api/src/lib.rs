@@ -129,29 +129,29 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
         }
         let me = caller(req)?.user;
         match routed? {
-            Route::Like(post) => self.like(req, post, me).await,
-            Route::Unlike(post) => self.unlike(req, post, me).await,
-            Route::GetLike(post) => self.get_like(post, me).await,
-            Route::Count(post) => self.count(post).await,
-            Route::MyLikes => self.my_likes(req, me).await,
-            Route::Likers(post) => self.likers(req, post).await,
-            Route::Summary => self.summary(req, me).await,
+            Route::Like(post) => self.like(req, &post, &me).await,
+            Route::Unlike(post) => self.unlike(req, &post, &me).await,
+            Route::GetLike(post) => self.get_like(&post, &me).await,
+            Route::Count(post) => self.count(&post).await,
+            Route::MyLikes => self.my_likes(req, &me).await,
+            Route::Likers(post) => self.likers(req, &post).await,
+            Route::Summary => self.summary(req, &me).await,
         }
     }
 
-    async fn like(&self, req: &Request, post: PostId, me: UserId) -> Answer {
+    async fn like(&self, req: &Request, post: &PostId, me: &UserId) -> Answer {
         expect_no_body(req)?;
         let changed = self.likes.like(post, me, &now_ts()).await?;
         Ok(json!({ "post_id": post, "user_id": me, "liked": true, "changed": changed }))
     }
 
-    async fn unlike(&self, req: &Request, post: PostId, me: UserId) -> Answer {
+    async fn unlike(&self, req: &Request, post: &PostId, me: &UserId) -> Answer {
         expect_no_body(req)?;
         let changed = self.likes.unlike(post, me).await?;
         Ok(json!({ "post_id": post, "user_id": me, "liked": false, "changed": changed }))
     }
 
-    async fn get_like(&self, post: PostId, me: UserId) -> Answer {
+    async fn get_like(&self, post: &PostId, me: &UserId) -> Answer {
         let liked_at = self.likes.liked_at(post, me).await?;
         Ok(json!({
             "post_id": post,
@@ -161,12 +161,12 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
         }))
     }
 
-    async fn count(&self, post: PostId) -> Answer {
+    async fn count(&self, post: &PostId) -> Answer {
         let n = self.counts.post_count(post).await?;
         Ok(json!({ "post_id": post, "like_count": public_count(n) }))
     }
 
-    async fn my_likes(&self, req: &Request, me: UserId) -> Answer {
+    async fn my_likes(&self, req: &Request, me: &UserId) -> Answer {
         let limit = limit(req)?;
         let after = query_param(req, "cursor")?
             .map(|c| cursor::decode_mine(c, me))
@@ -175,11 +175,11 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
         Ok(page_json(
             &page,
             |last| cursor::encode_mine(me, last),
-            |i| json!({ "post_id": i.post_bucket.post, "liked_at": i.liked_at }),
+            |i| json!({ "post_id": &i.post_bucket.post, "liked_at": i.liked_at }),
         ))
     }
 
-    async fn likers(&self, req: &Request, post: PostId) -> Answer {
+    async fn likers(&self, req: &Request, post: &PostId) -> Answer {
         let limit = limit(req)?;
         let after = query_param(req, "cursor")?
             .map(|c| cursor::decode_likers(c, post))
@@ -188,14 +188,19 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
         Ok(page_json(
             &page,
             |last| cursor::encode_likers(post, last),
-            |i| json!({ "user_id": i.user_id, "liked_at": i.liked_at }),
+            |i| json!({ "user_id": &i.user_id, "liked_at": i.liked_at }),
         ))
     }
 
-    async fn summary(&self, req: &Request, me: UserId) -> Answer {
+    async fn summary(&self, req: &Request, me: &UserId) -> Answer {
         let ids = summary_ids(req)?;
-        let counts = stream::iter(ids.iter().copied())
+        // The futures are built by a plain iterator: a stream combinator's closure over `&PostId`
+        // would make the handler's future not `Send` for every lifetime.
+        let queries: Vec<_> = ids
+            .iter()
             .map(|post| self.counts.post_count(post))
+            .collect();
+        let counts = stream::iter(queries)
             .buffered(SUMMARY_CONCURRENCY)
             .try_collect::<Vec<i64>>();
         let liked = self.likes.liked_among(me, &ids);

@@ -17,18 +17,18 @@ use serde_json::{json, Value};
 struct FakeLikes;
 
 impl LikesStore for FakeLikes {
-    async fn like(&self, _: PostId, _: UserId, _: &str) -> Result<bool, StoreError> {
+    async fn like(&self, _: &PostId, _: &UserId, _: &str) -> Result<bool, StoreError> {
         Ok(true)
     }
-    async fn unlike(&self, _: PostId, _: UserId) -> Result<bool, StoreError> {
+    async fn unlike(&self, _: &PostId, _: &UserId) -> Result<bool, StoreError> {
         Ok(false)
     }
-    async fn liked_at(&self, _: PostId, _: UserId) -> Result<Option<String>, StoreError> {
+    async fn liked_at(&self, _: &PostId, _: &UserId) -> Result<Option<String>, StoreError> {
         Ok(Some("2026-11-30T20:53:11.123Z".into()))
     }
     async fn likes_of_user(
         &self,
-        user: UserId,
+        user: &UserId,
         limit: usize,
         _: Option<UserLikePos>,
     ) -> Result<Page<UserLikePos>, StoreError> {
@@ -37,7 +37,7 @@ impl LikesStore for FakeLikes {
             items: vec![
                 UserLikePos {
                     liked_at: "2026-11-30T20:53:11.123Z".into(),
-                    post_bucket: PostBucket::for_like(post, &user),
+                    post_bucket: PostBucket::for_like(&post, user),
                 };
                 limit.min(3)
             ],
@@ -46,7 +46,7 @@ impl LikesStore for FakeLikes {
     }
     async fn likers_of_post(
         &self,
-        _: PostId,
+        _: &PostId,
         limit: usize,
         _: Option<LikerPos>,
     ) -> Result<Page<LikerPos>, StoreError> {
@@ -63,10 +63,10 @@ impl LikesStore for FakeLikes {
     }
     async fn liked_among(
         &self,
-        _: UserId,
+        _: &UserId,
         posts: &[PostId],
     ) -> Result<HashSet<PostId>, StoreError> {
-        Ok(posts.iter().step_by(2).copied().collect())
+        Ok(posts.iter().step_by(2).cloned().collect())
     }
 }
 
@@ -75,7 +75,7 @@ struct FakeCounts;
 impl CountsStore for FakeCounts {
     async fn apply(
         &self,
-        _: PostBucket,
+        _: &PostBucket,
         _: i64,
         _: &SeqNo,
         _: &SeqNo,
@@ -83,10 +83,10 @@ impl CountsStore for FakeCounts {
     ) -> Result<ApplyOutcome, StoreError> {
         Ok(ApplyOutcome::AlreadyApplied)
     }
-    async fn read_row(&self, _: PostBucket) -> Result<Option<CountRow>, StoreError> {
+    async fn read_row(&self, _: &PostBucket) -> Result<Option<CountRow>, StoreError> {
         Ok(None)
     }
-    async fn post_count(&self, _: PostId) -> Result<i64, StoreError> {
+    async fn post_count(&self, _: &PostId) -> Result<i64, StoreError> {
         Ok(-2)
     }
 }

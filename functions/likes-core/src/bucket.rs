@@ -5,8 +5,10 @@
 //! and every release. Never change it in place: a new function must get a new version and a data
 //! migration.
 //!
-//! Version 1: `bucket = FNV-1a-64(bytes of the canonical lowercase hyphenated user_id) mod 16`,
-//! with the standard FNV-1a 64-bit offset basis `0xcbf29ce484222325` and prime `0x100000001b3`.
+//! Version 1: `bucket = FNV-1a-64(the user_id's bytes) mod 16`, with the standard FNV-1a 64-bit
+//! offset basis `0xcbf29ce484222325` and prime `0x100000001b3`. An id is ASCII (see
+//! [`crate::ids`]), so its bytes are its characters; for a UUID they are its canonical lowercase
+//! hyphenated spelling, as they were when ids had to be UUIDs.
 //! FNV-1a is fully specified, byte-oriented (no endianness or word-size dependence) and trivially
 //! re-implemented in any language a client or a backfill job might use.
 
@@ -31,10 +33,20 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 
 /// The bucket (0..16) of a user's like on any post.
 pub fn bucket_of(user: &UserId) -> u8 {
-    let mut buf = uuid::Uuid::encode_buffer();
-    let canonical = user.as_uuid().hyphenated().encode_lower(&mut buf);
     // The remainder is < 16, so the narrowing cannot truncate.
-    (fnv1a64(canonical.as_bytes()) % u64::from(BUCKETS)) as u8
+    (fnv1a64(user.as_str().as_bytes()) % u64::from(BUCKETS)) as u8
+}
+
+/// Splits a stored Likes partition key into its post id (checked against the id grammar) and
+/// bucket, borrowing: the aggregator does this once per stream record. Strict: the bucket is a
+/// decimal 0..=15 without leading zeros, so a key has exactly one spelling.
+pub fn split_key(raw: &str) -> Result<(&str, u8), KeyError> {
+    let (post, bucket) = raw.split_once('#').ok_or(KeyError)?;
+    let canonical = bucket.len() == 1 || (bucket.len() == 2 && bucket.starts_with('1'));
+    match bucket.parse::<u8>() {
+        Ok(b) if canonical && b < BUCKETS && crate::ids::is_id(post) => Ok((post, b)),
+        _ => Err(KeyError),
+    }
 }
 
 /// A stored key that is not a Likes partition key.
@@ -43,35 +55,32 @@ pub fn bucket_of(user: &UserId) -> u8 {
 pub struct KeyError;
 
 /// A Likes partition key: `"{post_id}#{bucket}"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PostBucket {
     pub post: PostId,
     pub bucket: u8,
 }
 
 impl PostBucket {
-    pub fn for_like(post: PostId, user: &UserId) -> Self {
+    pub fn for_like(post: &PostId, user: &UserId) -> Self {
         Self {
-            post,
+            post: post.clone(),
             bucket: bucket_of(user),
         }
     }
 
     /// All 16 partition keys of a post.
-    pub fn all(post: PostId) -> impl Iterator<Item = PostBucket> {
-        (0..BUCKETS).map(move |bucket| PostBucket { post, bucket })
+    pub fn all(post: &PostId) -> impl Iterator<Item = PostBucket> + '_ {
+        (0..BUCKETS).map(move |bucket| PostBucket {
+            post: post.clone(),
+            bucket,
+        })
     }
 
-    /// Parses a stored key. Strict: the bucket is a decimal 0..=15 without leading zeros, so a
-    /// key has exactly one spelling.
+    /// Parses a stored key (see [`split_key`]).
     pub fn parse(raw: &str) -> Result<Self, KeyError> {
-        let (post, bucket) = raw.split_once('#').ok_or(KeyError)?;
+        let (post, bucket) = split_key(raw)?;
         let post = PostId::parse(post).map_err(|_| KeyError)?;
-        let canonical = bucket.len() == 1 || (bucket.len() == 2 && bucket.starts_with('1'));
-        let bucket: u8 = match bucket.parse() {
-            Ok(b) if canonical && b < BUCKETS => b,
-            _ => return Err(KeyError),
-        };
         Ok(Self { post, bucket })
     }
 }
@@ -178,7 +187,22 @@ mod tests {
                 15,
             ),
         ];
-        for (raw, hash, bucket) in vectors {
+        // Ids that are not UUIDs, from the identity providers and id schemes in use.
+        let others: [(&str, u64, u8); 8] = [
+            ("auth0|5f7c8ec7c33c6c004bbafe82", 0x0d7a_16d7_f6ae_9cdc, 12),
+            (
+                "google-oauth2|104763291827364512345",
+                0x8396_5be0_8ab1_8b63,
+                3,
+            ),
+            ("Xq3rZ9bT1mKpL0vW8sYc2dNf4GhJ", 0x130a_3a6d_4c04_4f92, 2),
+            ("00u1abcd2EfGh3IjK4l5", 0xf0a5_170c_706c_431f, 15),
+            ("user_2abcDEF123", 0x245e_429f_606c_e108, 8),
+            ("1798765432109876543", 0x4390_2144_aa1f_3e52, 2),
+            ("a@b.example", 0x1951_fcc2_7736_c1ca, 10),
+            ("x", 0xaf63_f54c_8602_1707, 7),
+        ];
+        for (raw, hash, bucket) in vectors.into_iter().chain(others) {
             assert_eq!(fnv1a64(raw.as_bytes()), hash, "hash of {raw}");
             assert_eq!(
                 bucket_of(&UserId::parse(raw).unwrap()),
@@ -201,9 +225,15 @@ mod tests {
 
     #[test]
     fn post_bucket_round_trips_and_is_strict() {
-        let post = PostId::parse("0f8fad5b-d9cb-469f-a165-70867728950e").unwrap();
-        for pb in PostBucket::all(post) {
-            assert_eq!(PostBucket::parse(&pb.to_string()).unwrap(), pb);
+        for raw in [
+            "0f8fad5b-d9cb-469f-a165-70867728950e",
+            "1798765432109876543",
+            "a|b:c",
+        ] {
+            let post = PostId::parse(raw).unwrap();
+            for pb in PostBucket::all(&post) {
+                assert_eq!(PostBucket::parse(&pb.to_string()).unwrap(), pb);
+            }
         }
         for bad in [
             "0f8fad5b-d9cb-469f-a165-70867728950e#16",
@@ -211,7 +241,8 @@ mod tests {
             "0f8fad5b-d9cb-469f-a165-70867728950e#-1",
             "0f8fad5b-d9cb-469f-a165-70867728950e#",
             "0f8fad5b-d9cb-469f-a165-70867728950e",
-            "nope#1",
+            "#1",
+            "a b#1",
             "0f8fad5b-d9cb-469f-a165-70867728950e#1#2",
         ] {
             assert!(PostBucket::parse(bad).is_err(), "{bad}");

@@ -1,42 +1,54 @@
-//! Post and user identifiers.
+//! Post and user identifiers: the caller's ids, adopted as they are.
 //!
-//! IDs are UUIDs in canonical form (lowercase, hyphenated, 36 characters). Anything else is
-//! rejected rather than normalised: the ID is part of stored keys, so two spellings of one UUID
-//! would silently become two different posts.
+//! **The id grammar** (users and posts alike): 1 to 128 bytes, each one of
+//! `A-Z a-z 0-9 . _ : | @ + = -`. Case-sensitive, exact bytes, never normalised: the id is part of
+//! stored keys, so two spellings would silently become two different posts. Every canonical
+//! UUID is in it, and so are the subjects of the common identity providers (`auth0|5f7c…`,
+//! Firebase's 28 alphanumerics, Okta's `00u1…`, Clerk's `user_2…`) and the common post id
+//! schemes (snowflake integers, ULIDs, slugs).
+//!
+//! Everything else is excluded because something uses it, or because it would make one id
+//! readable in two ways:
+//! - `#` separates the post from the bucket in a Likes partition key (`{post_id}#{bucket}`);
+//! - `~` marks control items (recount fences) and sorts above every allowed byte, so a key
+//!   condition `user_id < "~"` reads likes only;
+//! - `,` separates the ids of a summary's `post_ids`; `/` separates path segments; `?`, `&` and
+//!   `%` belong to URI syntax (an id in a path is percent-decoded exactly once, and a `%` left
+//!   after that means it was encoded twice);
+//! - whitespace and control characters, quotes and backslashes: invisible or escaped
+//!   differently in logs, headers and JSON;
+//! - non-ASCII: two byte sequences can look identical (Unicode normalisation forms).
 
 use std::fmt;
 
-use uuid::Uuid;
+/// Longest id, in bytes.
+pub const MAX_ID_LEN: usize = 128;
 
 /// Longest input echoed back in an error message; the rest is elided so that a 10 kB id does not
 /// produce a 10 kB error body.
 const MAX_ECHO: usize = 64;
 
-/// An id that is not in the accepted form. Names the field it came from, so that the edge can
-/// say which input was wrong.
+/// Whether `b` may appear in an id.
+pub const fn is_id_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'|' | b'@' | b'+' | b'=' | b'-')
+}
+
+/// Whether `raw` is an id (see the module documentation). Allocation-free: the aggregator checks
+/// a key per stream record.
+pub fn is_id(raw: &str) -> bool {
+    (1..=MAX_ID_LEN).contains(&raw.len()) && raw.bytes().all(is_id_byte)
+}
+
+/// An id that is not in the grammar. Names the field it came from, so that the edge can say
+/// which input was wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field} must be a lowercase hyphenated UUID, got {shown:?}")]
+#[error(
+    "{field} must be 1 to {MAX_ID_LEN} characters from A-Z a-z 0-9 . _ : | @ + = -, got {shown:?}"
+)]
 pub struct IdError {
     pub field: &'static str,
     /// The input, shortened to a bounded length for messages.
     pub shown: String,
-}
-
-fn parse_canonical(field: &'static str, raw: &str) -> Result<Uuid, IdError> {
-    let parsed = if raw.len() == 36 {
-        Uuid::try_parse(raw).ok()
-    } else {
-        None
-    };
-    // Re-encode into a stack buffer and compare: parsing alone would also accept uppercase.
-    let mut buf = uuid::Uuid::encode_buffer();
-    match parsed {
-        Some(id) if id.hyphenated().encode_lower(&mut buf) == raw => Ok(id),
-        _ => Err(IdError {
-            field,
-            shown: echo(raw),
-        }),
-    }
 }
 
 fn echo(raw: &str) -> String {
@@ -48,47 +60,65 @@ fn echo(raw: &str) -> String {
     }
 }
 
+fn checked(field: &'static str, raw: &str) -> Result<Box<str>, IdError> {
+    if is_id(raw) {
+        Ok(raw.into())
+    } else {
+        Err(IdError {
+            field,
+            shown: echo(raw),
+        })
+    }
+}
+
 macro_rules! id_type {
     ($name:ident, $field:literal) => {
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub struct $name(Uuid);
+        /// Built only by the checking constructors, so a value is always in the grammar.
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(Box<str>);
 
         impl $name {
-            /// Parses a canonical lowercase hyphenated UUID; the error names the field.
+            /// Checks `raw` against the grammar; the error names the field.
             pub fn parse(raw: &str) -> Result<Self, IdError> {
-                parse_canonical($field, raw).map(Self)
+                checked($field, raw).map(Self)
             }
 
-            /// Parses with a caller-chosen field name for the error message.
+            /// Checks with a caller-chosen field name for the error message.
             pub fn parse_field(field: &'static str, raw: &str) -> Result<Self, IdError> {
-                parse_canonical(field, raw).map(Self)
+                checked(field, raw).map(Self)
             }
 
+            /// A random id (a UUID v4), for tests and examples.
             pub fn new_random() -> Self {
-                Self(Uuid::new_v4())
+                Self(uuid::Uuid::new_v4().to_string().into())
             }
 
-            pub fn as_uuid(&self) -> &Uuid {
+            pub fn as_str(&self) -> &str {
                 &self.0
-            }
-        }
-
-        impl From<Uuid> for $name {
-            fn from(id: Uuid) -> Self {
-                Self(id)
             }
         }
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                // Uuid's Display is the canonical lowercase hyphenated form.
-                fmt::Display::fmt(&self.0, f)
+                f.write_str(&self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({:?})", stringify!($name), &*self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
             }
         }
 
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_str(&self.0)
+                s.serialize_str(&self.0)
             }
         }
     };
@@ -100,30 +130,62 @@ id_type!(UserId, "user_id");
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
-    fn accepts_canonical_lowercase() {
-        let raw = "0f8fad5b-d9cb-469f-a165-70867728950e";
-        assert_eq!(PostId::parse(raw).unwrap().to_string(), raw);
+    fn accepts_the_ids_real_products_have() {
+        for raw in [
+            "0f8fad5b-d9cb-469f-a165-70867728950e",
+            "0F8FAD5B-D9CB-469F-A165-70867728950E",
+            "auth0|5f7c8ec7c33c6c004bbafe82",
+            "google-oauth2|104763291827364512345",
+            "Xq3rZ9bT1mKpL0vW8sYc2dNf4GhJ",
+            "00u1abcd2EfGh3IjK4l5",
+            "user_2abcDEF123",
+            "1798765432109876543",
+            "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+            "my-first-post",
+            "urn:post:42",
+            "a@b.example",
+            "dGVzdA+x=",
+            &"x".repeat(MAX_ID_LEN),
+        ] {
+            assert_eq!(PostId::parse(raw).unwrap().as_str(), raw);
+            assert_eq!(UserId::parse(raw).unwrap().to_string(), raw);
+        }
     }
 
     #[test]
-    fn rejects_non_canonical_spellings() {
+    fn rejects_what_the_keys_and_uris_use() {
         for raw in [
-            "0F8FAD5B-D9CB-469F-A165-70867728950E",
-            "0f8fad5bd9cb469fa16570867728950e",
-            "{0f8fad5b-d9cb-469f-a165-70867728950e}",
-            "urn:uuid:0f8fad5b-d9cb-469f-a165-70867728950e",
-            " 0f8fad5b-d9cb-469f-a165-70867728950e",
-            "0f8fad5b-d9cb-469f-a165-70867728950g",
             "",
-            "not a uuid",
-            "ü0f8fad5-d9cb-469f-a165-70867728950e",
+            &"x".repeat(MAX_ID_LEN + 1),
+            "a#1",
+            "~fence",
+            "a,b",
+            "a/b",
+            "a b",
+            "a%7Cb",
+            "a?b",
+            "a&b",
+            "tab\there",
+            "new\nline",
+            "quote\"",
+            "back\\slash",
+            "ünï",
+            "{0f8fad5b-d9cb-469f-a165-70867728950e}",
         ] {
             let err = PostId::parse(raw).unwrap_err();
             assert_eq!(err.field, "post_id", "{raw:?}");
             assert!(err.to_string().contains("post_id"), "{err}");
         }
+    }
+
+    #[test]
+    fn ids_are_exact_bytes() {
+        let lower = PostId::parse("abc").unwrap();
+        let upper = PostId::parse("ABC").unwrap();
+        assert_ne!(lower, upper, "case-sensitive, never normalised");
     }
 
     #[test]
@@ -133,5 +195,21 @@ mod tests {
         let message = err.to_string();
         assert!(message.len() < 300, "{}", message.len());
         assert!(message.contains("user_id"));
+    }
+
+    proptest! {
+        #[test]
+        fn the_grammar_is_exactly_the_allowed_bytes(raw in "[ -~]{0,140}|\\PC{0,20}") {
+            let expected = !raw.is_empty()
+                && raw.len() <= MAX_ID_LEN
+                && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b".:_|@+=-".contains(&b));
+            prop_assert_eq!(PostId::parse(&raw).is_ok(), expected);
+        }
+
+        #[test]
+        fn every_id_round_trips(raw in "[A-Za-z0-9._:|@+=-]{1,128}") {
+            let id = UserId::parse(&raw).unwrap();
+            prop_assert_eq!(id.as_str(), raw.as_str());
+        }
     }
 }

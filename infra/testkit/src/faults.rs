@@ -83,14 +83,14 @@ impl<C> FaultyCounts<C> {
 impl<C: CountsStore> CountsStore for FaultyCounts<C> {
     async fn apply(
         &self,
-        row: PostBucket,
+        row: &PostBucket,
         delta: i64,
         first_seq: &SeqNo,
         last_seq: &SeqNo,
         now: &str,
     ) -> Result<ApplyOutcome, StoreError> {
         self.writes.fetch_add(1, Ordering::SeqCst);
-        match self.next_fault(&row) {
+        match self.next_fault(row) {
             Fault::Fail => Err(StoreError::Unavailable("injected write failure".into())),
             Fault::LoseResponse => {
                 self.inner
@@ -102,12 +102,12 @@ impl<C: CountsStore> CountsStore for FaultyCounts<C> {
         }
     }
 
-    async fn read_row(&self, row: PostBucket) -> Result<Option<CountRow>, StoreError> {
+    async fn read_row(&self, row: &PostBucket) -> Result<Option<CountRow>, StoreError> {
         self.reads.fetch_add(1, Ordering::SeqCst);
         self.inner.read_row(row).await
     }
 
-    async fn post_count(&self, post: PostId) -> Result<i64, StoreError> {
+    async fn post_count(&self, post: &PostId) -> Result<i64, StoreError> {
         self.inner.post_count(post).await
     }
 }

@@ -33,7 +33,7 @@ impl DynamoCounts {
     }
 }
 
-fn row_key(row: PostBucket) -> [(&'static str, AttributeValue); 2] {
+fn row_key(row: &PostBucket) -> [(&'static str, AttributeValue); 2] {
     [
         (PK, AttributeValue::S(row.post.to_string())),
         (SK, AttributeValue::N(row.bucket.to_string())),
@@ -55,7 +55,7 @@ fn parse_count(v: Option<&AttributeValue>) -> Result<i64, StoreError> {
 impl CountsStore for DynamoCounts {
     async fn apply(
         &self,
-        row: PostBucket,
+        row: &PostBucket,
         delta: i64,
         first_seq: &SeqNo,
         last_seq: &SeqNo,
@@ -96,7 +96,7 @@ impl CountsStore for DynamoCounts {
         }
     }
 
-    async fn read_row(&self, row: PostBucket) -> Result<Option<CountRow>, StoreError> {
+    async fn read_row(&self, row: &PostBucket) -> Result<Option<CountRow>, StoreError> {
         let [pk, sk] = row_key(row);
         let out = self
             .client
@@ -129,7 +129,7 @@ impl CountsStore for DynamoCounts {
         }))
     }
 
-    async fn post_count(&self, post: PostId) -> Result<i64, StoreError> {
+    async fn post_count(&self, post: &PostId) -> Result<i64, StoreError> {
         let mut total = 0i64;
         let mut start = None;
         // At most 16 tiny rows: one page in practice, but never trust that silently.

@@ -55,7 +55,7 @@ fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
 }
 
-fn key(post: PostId, user: &UserId) -> [(String, AttributeValue); 2] {
+fn key(post: &PostId, user: &UserId) -> [(String, AttributeValue); 2] {
     [
         (
             PK.to_owned(),
@@ -66,8 +66,8 @@ fn key(post: PostId, user: &UserId) -> [(String, AttributeValue); 2] {
 }
 
 impl LikesStore for DynamoLikes {
-    async fn like(&self, post: PostId, user: UserId, liked_at: &str) -> Result<bool, StoreError> {
-        let [pk, sk] = key(post, &user);
+    async fn like(&self, post: &PostId, user: &UserId, liked_at: &str) -> Result<bool, StoreError> {
+        let [pk, sk] = key(post, user);
         let mut attempt = 1;
         loop {
             let res = self
@@ -123,8 +123,8 @@ impl LikesStore for DynamoLikes {
         }
     }
 
-    async fn unlike(&self, post: PostId, user: UserId) -> Result<bool, StoreError> {
-        let [pk, sk] = key(post, &user);
+    async fn unlike(&self, post: &PostId, user: &UserId) -> Result<bool, StoreError> {
+        let [pk, sk] = key(post, user);
         let res = self
             .client
             .delete_item()
@@ -149,8 +149,8 @@ impl LikesStore for DynamoLikes {
         }
     }
 
-    async fn liked_at(&self, post: PostId, user: UserId) -> Result<Option<String>, StoreError> {
-        let [pk, sk] = key(post, &user);
+    async fn liked_at(&self, post: &PostId, user: &UserId) -> Result<Option<String>, StoreError> {
+        let [pk, sk] = key(post, user);
         let out = self
             .client
             .get_item()
@@ -171,7 +171,7 @@ impl LikesStore for DynamoLikes {
 
     async fn likes_of_user(
         &self,
-        user: UserId,
+        user: &UserId,
         limit: usize,
         after: Option<UserLikePos>,
     ) -> Result<Page<UserLikePos>, StoreError> {
@@ -217,7 +217,7 @@ impl LikesStore for DynamoLikes {
 
     async fn likers_of_post(
         &self,
-        post: PostId,
+        post: &PostId,
         limit: usize,
         after: Option<LikerPos>,
     ) -> Result<Page<LikerPos>, StoreError> {
@@ -228,7 +228,7 @@ impl LikesStore for DynamoLikes {
 
     async fn liked_among(
         &self,
-        user: UserId,
+        user: &UserId,
         posts: &[PostId],
     ) -> Result<HashSet<PostId>, StoreError> {
         let mut liked = HashSet::new();
@@ -238,7 +238,7 @@ impl LikesStore for DynamoLikes {
                 .projection_expression("#p")
                 .expression_attribute_names("#p", POST_ID);
             for post in chunk {
-                let [pk, sk] = key(*post, &user);
+                let [pk, sk] = key(post, user);
                 keys = keys.keys(HashMap::from([pk, sk]));
             }
             let mut request = Some(HashMap::from([(

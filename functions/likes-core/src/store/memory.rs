@@ -26,15 +26,19 @@ impl MemoryLikes {
     pub fn pairs(&self) -> Vec<(PostId, UserId)> {
         self.items
             .lock()
-            .map(|m| m.keys().map(|(pb, u)| (pb.post, *u)).collect())
+            .map(|m| {
+                m.keys()
+                    .map(|(pb, u)| (pb.post.clone(), u.clone()))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }
 
 impl LikesStore for MemoryLikes {
-    async fn like(&self, post: PostId, user: UserId, liked_at: &str) -> Result<bool, StoreError> {
+    async fn like(&self, post: &PostId, user: &UserId, liked_at: &str) -> Result<bool, StoreError> {
         let mut items = self.items.lock().map_err(|_| poisoned())?;
-        let key = (PostBucket::for_like(post, &user), user);
+        let key = (PostBucket::for_like(post, user), user.clone());
         if items.contains_key(&key) {
             return Ok(false);
         }
@@ -42,35 +46,35 @@ impl LikesStore for MemoryLikes {
         Ok(true)
     }
 
-    async fn unlike(&self, post: PostId, user: UserId) -> Result<bool, StoreError> {
+    async fn unlike(&self, post: &PostId, user: &UserId) -> Result<bool, StoreError> {
         let mut items = self.items.lock().map_err(|_| poisoned())?;
         Ok(items
-            .remove(&(PostBucket::for_like(post, &user), user))
+            .remove(&(PostBucket::for_like(post, user), user.clone()))
             .is_some())
     }
 
-    async fn liked_at(&self, post: PostId, user: UserId) -> Result<Option<String>, StoreError> {
+    async fn liked_at(&self, post: &PostId, user: &UserId) -> Result<Option<String>, StoreError> {
         let items = self.items.lock().map_err(|_| poisoned())?;
         Ok(items
-            .get(&(PostBucket::for_like(post, &user), user))
+            .get(&(PostBucket::for_like(post, user), user.clone()))
             .cloned())
     }
 
     async fn likes_of_user(
         &self,
-        user: UserId,
+        user: &UserId,
         limit: usize,
         after: Option<UserLikePos>,
     ) -> Result<Page<UserLikePos>, StoreError> {
         let items = self.items.lock().map_err(|_| poisoned())?;
         // The `by_user` index: newest first; ties in a fixed order of its own (here the key's).
-        let order = |p: &UserLikePos| (p.liked_at.clone(), p.post_bucket);
+        let order = |p: &UserLikePos| (p.liked_at.clone(), p.post_bucket.clone());
         let mut mine: Vec<UserLikePos> = items
             .iter()
-            .filter(|((_, u), _)| *u == user)
+            .filter(|((_, u), _)| u == user)
             .map(|((pb, _), t)| UserLikePos {
                 liked_at: t.clone(),
-                post_bucket: *pb,
+                post_bucket: pb.clone(),
             })
             .collect();
         mine.sort_by_key(|p| std::cmp::Reverse(order(p)));
@@ -84,7 +88,7 @@ impl LikesStore for MemoryLikes {
 
     async fn likers_of_post(
         &self,
-        post: PostId,
+        post: &PostId,
         limit: usize,
         after: Option<LikerPos>,
     ) -> Result<Page<LikerPos>, StoreError> {
@@ -96,7 +100,7 @@ impl LikesStore for MemoryLikes {
                 .filter(|((p, _), t)| *p == pb && scan.start_at().is_none_or(|s| t.as_str() <= s))
                 .map(|((_, u), t)| LikerPos {
                     liked_at: t.clone(),
-                    user_id: *u,
+                    user_id: u.clone(),
                 })
                 .collect();
             // The `by_time` index promises no order among ties: scramble them.
@@ -118,14 +122,14 @@ impl LikesStore for MemoryLikes {
 
     async fn liked_among(
         &self,
-        user: UserId,
+        user: &UserId,
         posts: &[PostId],
     ) -> Result<HashSet<PostId>, StoreError> {
         let items = self.items.lock().map_err(|_| poisoned())?;
         Ok(posts
             .iter()
-            .filter(|p| items.contains_key(&(PostBucket::for_like(**p, &user), user)))
-            .copied()
+            .filter(|p| items.contains_key(&(PostBucket::for_like(p, user), user.clone())))
+            .cloned()
             .collect())
     }
 }
@@ -139,14 +143,14 @@ pub struct MemoryCounts {
 impl CountsStore for MemoryCounts {
     async fn apply(
         &self,
-        row: PostBucket,
+        row: &PostBucket,
         delta: i64,
         first_seq: &SeqNo,
         last_seq: &SeqNo,
         now: &str,
     ) -> Result<ApplyOutcome, StoreError> {
         let mut rows = self.rows.lock().map_err(|_| poisoned())?;
-        let entry = rows.entry(row).or_insert(CountRow {
+        let entry = rows.entry(row.clone()).or_insert(CountRow {
             like_count: 0,
             hwm: None,
             updated_at: None,
@@ -162,17 +166,17 @@ impl CountsStore for MemoryCounts {
         })
     }
 
-    async fn read_row(&self, row: PostBucket) -> Result<Option<CountRow>, StoreError> {
-        Ok(self.rows.lock().map_err(|_| poisoned())?.get(&row).cloned())
+    async fn read_row(&self, row: &PostBucket) -> Result<Option<CountRow>, StoreError> {
+        Ok(self.rows.lock().map_err(|_| poisoned())?.get(row).cloned())
     }
 
-    async fn post_count(&self, post: PostId) -> Result<i64, StoreError> {
+    async fn post_count(&self, post: &PostId) -> Result<i64, StoreError> {
         Ok(self
             .rows
             .lock()
             .map_err(|_| poisoned())?
             .iter()
-            .filter(|(k, _)| k.post == post)
+            .filter(|(k, _)| k.post == *post)
             .map(|(_, r)| r.like_count)
             .sum())
     }

@@ -28,29 +28,29 @@ pub trait LikesStore: Send + Sync {
     /// Records a like. `Ok(true)` if it is new, `Ok(false)` if the user already liked the post.
     fn like(
         &self,
-        post: PostId,
-        user: UserId,
+        post: &PostId,
+        user: &UserId,
         liked_at: &str,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Removes a like. `Ok(true)` if there was one, `Ok(false)` if there was not.
     fn unlike(
         &self,
-        post: PostId,
-        user: UserId,
+        post: &PostId,
+        user: &UserId,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// The time of the user's like, read with strong consistency (read-your-writes).
     fn liked_at(
         &self,
-        post: PostId,
-        user: UserId,
+        post: &PostId,
+        user: &UserId,
     ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
 
     /// The user's likes, newest first, strictly after `after` (exclusive), at most `limit`.
     fn likes_of_user(
         &self,
-        user: UserId,
+        user: &UserId,
         limit: usize,
         after: Option<UserLikePos>,
     ) -> impl Future<Output = Result<Page<UserLikePos>, StoreError>> + Send;
@@ -59,7 +59,7 @@ pub trait LikesStore: Send + Sync {
     /// first), strictly after `after`, at most `limit`.
     fn likers_of_post(
         &self,
-        post: PostId,
+        post: &PostId,
         limit: usize,
         after: Option<LikerPos>,
     ) -> impl Future<Output = Result<Page<LikerPos>, StoreError>> + Send;
@@ -67,7 +67,7 @@ pub trait LikesStore: Send + Sync {
     /// Which of `posts` (at most 100, distinct) the user likes, read with strong consistency.
     fn liked_among(
         &self,
-        user: UserId,
+        user: &UserId,
         posts: &[PostId],
     ) -> impl Future<Output = Result<HashSet<PostId>, StoreError>> + Send;
 }
@@ -109,7 +109,7 @@ pub trait CountsStore: Send + Sync {
     /// `IF attribute_not_exists(hwm) OR hwm < :first` — atomically.
     fn apply(
         &self,
-        row: PostBucket,
+        row: &PostBucket,
         delta: i64,
         first_seq: &SeqNo,
         last_seq: &SeqNo,
@@ -119,9 +119,35 @@ pub trait CountsStore: Send + Sync {
     /// The row, read with strong consistency (the aggregator's dedup decision depends on it).
     fn read_row(
         &self,
-        row: PostBucket,
+        row: &PostBucket,
     ) -> impl Future<Output = Result<Option<CountRow>, StoreError>> + Send;
 
     /// Sum of the post's rows, eventually consistent.
-    fn post_count(&self, post: PostId) -> impl Future<Output = Result<i64, StoreError>> + Send;
+    fn post_count(&self, post: &PostId) -> impl Future<Output = Result<i64, StoreError>> + Send;
+}
+
+/// A shared borrow of a Counts store is one too: the aggregator and the API can then work on
+/// the same store in a test, or one process.
+impl<T: CountsStore> CountsStore for &T {
+    fn apply(
+        &self,
+        row: &PostBucket,
+        delta: i64,
+        first_seq: &SeqNo,
+        last_seq: &SeqNo,
+        now: &str,
+    ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send {
+        (**self).apply(row, delta, first_seq, last_seq, now)
+    }
+
+    fn read_row(
+        &self,
+        row: &PostBucket,
+    ) -> impl Future<Output = Result<Option<CountRow>, StoreError>> + Send {
+        (**self).read_row(row)
+    }
+
+    fn post_count(&self, post: &PostId) -> impl Future<Output = Result<i64, StoreError>> + Send {
+        (**self).post_count(post)
+    }
 }

@@ -130,7 +130,7 @@ mod tests {
             m.into_iter()
                 .map(|(id, t)| LikerPos {
                     liked_at: format!("2026-12-01T00:00:0{t}.000Z"),
-                    user_id: UserId::from(uuid::Uuid::from_u128(id)),
+                    user_id: UserId::parse(&format!("u{id:x}")).expect("an id"),
                 })
                 .collect()
         })
