@@ -11,7 +11,7 @@ test:
 unit:
 	cargo test --workspace --lib --bins
 	cargo test -p likes-api --test no_panic
-	cargo test -p likes-integration-tests --test aggregator_model
+	cargo test -p likes-integration-tests --test aggregator_model --test ids_model
 
 # schemathesis against the local stack, from openapi.yaml (also part of `make test`).
 api-fuzz:
@@ -22,7 +22,7 @@ dev:
 	@infra/venv.sh >/dev/null
 	cargo run --quiet -p likes-local --bin likes-local
 
-# A dev token for USER (a UUID): TOKEN=$$(make -s token USER=<uuid>)
+# A dev token for USER (any user id): TOKEN=$$(make -s token USER=<id>)
 token:
 	@cargo run --quiet -p likes-local --bin likes-local -- token "$(USER)"
 

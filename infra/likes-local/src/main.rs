@@ -1,5 +1,5 @@
 //! `likes-local`            run the whole system locally (what `make dev` runs)
-//! `likes-local token USER` print a signed dev token for USER (a UUID), valid one hour
+//! `likes-local token USER` print a signed dev token for USER (any user id), valid one hour
 
 use likes_local::{dev, jwt, Settings};
 
@@ -30,17 +30,15 @@ async fn main() {
             }
         }
         ["token", user] => {
-            if likes_core::UserId::parse(user).is_err() {
-                fail(&format!(
-                    "USER must be a lowercase hyphenated UUID, got {user:?}"
-                ));
+            if let Err(e) = likes_core::UserId::parse_field("USER", user) {
+                fail(&e.to_string());
             }
             match jwt::issue(&settings.secret, user, 3600) {
                 Ok(t) => println!("{t}"),
                 Err(e) => fail(&e.to_string()),
             }
         }
-        _ => fail("usage: likes-local [dev] | likes-local token <user-uuid>"),
+        _ => fail("usage: likes-local [dev] | likes-local token <user-id>"),
     }
 }
 

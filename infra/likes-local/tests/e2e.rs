@@ -222,3 +222,64 @@ fn the_local_authorizer_rejects_bad_tokens_and_a_token_acts_only_as_its_user() {
     assert_eq!(body["liked"], true, "B's like is untouched");
     wait_for_count(&stack, &post, &valid, 1);
 }
+
+#[test]
+fn identity_provider_subs_and_snowflake_post_ids_work_end_to_end() {
+    let stack = start(0);
+    let (alice, bob) = (
+        "auth0|5f7c8ec7c33c6c004bbafe82",
+        "google-oauth2|104763291827364512345",
+    );
+    let (ta, tb) = (token(alice), token(bob));
+    // A snowflake id as is, and one with `:` percent-encoded in the path.
+    let (p1, p2) = ("1798765432109876543", "urn:post:1798765432109876544");
+    let (e1, e2) = (p1.to_owned(), p2.replace(':', "%3A"));
+    for (post, tok) in [(&e1, &ta), (&e1, &tb), (&e2, &ta)] {
+        let (s, b) = http(stack.port, "PUT", &format!("/posts/{post}/like"), Some(tok)).unwrap();
+        assert_eq!((s, &b["changed"]), (200, &Value::Bool(true)), "{b}");
+    }
+    let (_, b) = http(stack.port, "GET", &format!("/posts/{e2}/like"), Some(&ta)).unwrap();
+    assert_eq!(
+        (b["post_id"].as_str(), b["user_id"].as_str()),
+        (Some(p2), Some(alice))
+    );
+    wait_for_count(&stack, &e1, &ta, 2);
+    wait_for_count(&stack, &e2, &ta, 1);
+
+    let field = |b: &Value, f: &str| -> Vec<String> {
+        let mut v: Vec<String> = b["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i[f].as_str().unwrap().to_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let (_, mine) = http(stack.port, "GET", "/users/me/likes", Some(&ta)).unwrap();
+    assert_eq!(field(&mine, "post_id"), [p1, p2]);
+    let (_, likers) = http(stack.port, "GET", &format!("/posts/{e1}/likes"), Some(&tb)).unwrap();
+    assert_eq!(field(&likers, "user_id"), [alice, bob]);
+    let summary = format!("/likes/summary?post_ids={e1},{e2}");
+    let (s, b) = http(stack.port, "GET", &summary, Some(&tb)).unwrap();
+    assert_eq!(s, 200, "{b}");
+    let items = b["items"].as_array().unwrap();
+    assert_eq!(
+        (items[0]["post_id"].as_str(), &items[0]["like_count"]),
+        (Some(p1), &Value::from(2))
+    );
+    assert_eq!(
+        (&items[0]["liked_by_me"], &items[1]["liked_by_me"]),
+        (&Value::Bool(true), &Value::Bool(false))
+    );
+
+    let (s, b) = http(
+        stack.port,
+        "DELETE",
+        &format!("/posts/{e1}/like"),
+        Some(&tb),
+    )
+    .unwrap();
+    assert_eq!((s, &b["changed"]), (200, &Value::Bool(true)));
+    wait_for_count(&stack, &e1, &ta, 1);
+}
