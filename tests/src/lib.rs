@@ -3,6 +3,8 @@
 //! same schema the template deploys, and a request helper that sends API Gateway events
 //! (built by the test kit) through the handler.
 
+pub mod faults;
+pub mod linear;
 pub mod props;
 pub mod stream;
 
@@ -34,6 +36,7 @@ pub async fn client() -> Client {
 }
 
 /// A fresh pair of tables, unique to one test.
+#[derive(Clone)]
 pub struct Tables {
     pub client: Client,
     pub likes_table: String,
@@ -196,6 +199,26 @@ impl aws_sdk_dynamodb::config::Intercept for RequestCounter {
 }
 
 impl Tables {
+    /// Sends `method path` as `sub` from a second device: its own client (no injected faults),
+    /// its own thread and runtime, waited for. Safe to call from inside an interceptor.
+    pub fn second_device(&self, method: &str, path: &str, sub: &str) -> Reply {
+        let (t, method, path, sub) = (
+            self.clone(),
+            method.to_owned(),
+            path.to_owned(),
+            sub.to_owned(),
+        );
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            rt.block_on(async { call_as(&t.app(), &method, &path, &sub).await })
+        })
+        .join()
+        .expect("the second device's request")
+    }
+
     /// An app whose DynamoDB client runs `interceptor` on every request.
     pub fn app_with<I>(&self, interceptor: I) -> likes_api::App<DynamoLikes, DynamoCounts>
     where
@@ -218,56 +241,5 @@ impl Tables {
     pub fn counted_app(&self) -> (likes_api::App<DynamoLikes, DynamoCounts>, RequestCounter) {
         let counter = RequestCounter::default();
         (self.app_with(counter.clone()), counter)
-    }
-}
-
-/// Lets the first PutItem reach DynamoDB, then replaces its response with a 500: the write
-/// happened, the caller was told it failed. What a dropped connection does in production.
-#[derive(Debug, Clone, Default)]
-pub struct LoseFirstPutResponse {
-    lost: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl LoseFirstPutResponse {
-    pub fn fired(&self) -> bool {
-        self.lost.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-impl aws_sdk_dynamodb::config::Intercept for LoseFirstPutResponse {
-    fn name(&self) -> &'static str {
-        "LoseFirstPutResponse"
-    }
-
-    fn modify_before_deserialization(
-        &self,
-        ctx: &mut aws_sdk_dynamodb::config::interceptors::BeforeDeserializationInterceptorContextMut<'_>,
-        _rc: &aws_sdk_dynamodb::config::RuntimeComponents,
-        cfg: &mut aws_sdk_dynamodb::config::ConfigBag,
-    ) -> Result<(), aws_sdk_dynamodb::error::BoxError> {
-        let is_put = cfg
-            .load::<aws_smithy_runtime_api::client::orchestrator::Metadata>()
-            .is_some_and(|m| m.name() == "PutItem");
-        if is_put && !self.lost.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            let resp = ctx.response_mut();
-            *resp.status_mut() = aws_smithy_runtime_api::http::StatusCode::try_from(500u16)?;
-            *resp.body_mut() = aws_smithy_types::body::SdkBody::from(
-                r#"{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"injected: response lost"}"#,
-            );
-        }
-        Ok(())
-    }
-}
-
-impl Tables {
-    /// An app whose client loses the first PutItem response (see [`LoseFirstPutResponse`]).
-    pub fn app_losing_first_put(
-        &self,
-    ) -> (
-        likes_api::App<DynamoLikes, DynamoCounts>,
-        LoseFirstPutResponse,
-    ) {
-        let lose = LoseFirstPutResponse::default();
-        (self.app_with(lose.clone()), lose)
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use aws_lambda_events::dynamodb::{Event, EventRecord};
 use chrono::{DateTime, Utc};
 use likes_core::bucket::split_key;
-use likes_core::schema::likes::PK;
+use likes_core::schema::likes::{PK, SK};
 use likes_core::{PostBucket, SeqNo};
 use serde_dynamo::AttributeValue;
 
@@ -28,7 +28,8 @@ pub struct Group {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Parsed {
     pub groups: Vec<Group>,
-    /// Records of other kinds (MODIFY): nothing to count.
+    /// Records of other kinds (MODIFY), and records of control items (sort key starting with
+    /// `~`: request markers, recount fences): nothing to count.
     pub ignored: usize,
     /// Records that can never be applied (no sequence number, missing or malformed key): logged
     /// and skipped so they cannot block the shard.
@@ -61,6 +62,11 @@ enum Unparsable {
     BadKey(String),
 }
 
+/// A record of a control item: its sort key starts with `~`, which no user id can.
+fn is_control(record: &EventRecord) -> bool {
+    matches!(record.change.keys.get(SK), Some(AttributeValue::S(s)) if s.starts_with('~'))
+}
+
 /// The record's partition key (checked, borrowed from the event) and sequence number.
 fn parse_record(record: &EventRecord) -> Result<(&str, SeqNo), Unparsable> {
     let raw_seq = record
@@ -90,6 +96,10 @@ pub fn parse(event: &Event) -> Parsed {
             out.ignored += 1;
             continue;
         };
+        if is_control(record) {
+            out.ignored += 1;
+            continue;
+        }
         match parse_record(record) {
             Ok((key, seq)) => {
                 let change = Change {
@@ -182,5 +192,10 @@ mod tests {
         let event: Event = serde_json::from_value(batch(vec![bad])).unwrap();
         let parsed = parse(&event);
         assert_eq!((parsed.skipped, parsed.groups.len()), (1, 0));
+        // A request marker in the post's bucket is control, not a like.
+        let marker = StreamRecord::likes("INSERT", "p#3", "~op#u#k-1", "100000000000000000009");
+        let event: Event = serde_json::from_value(batch(vec![marker.to_json()])).unwrap();
+        let parsed = parse(&event);
+        assert_eq!((parsed.ignored, parsed.groups.len()), (1, 0));
     }
 }

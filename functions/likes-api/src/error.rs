@@ -69,6 +69,37 @@ impl ApiError {
         e
     }
 
+    /// A write was sent but its answer was lost: it may or may not have taken effect, once at
+    /// most. Retrying it is safe for a like named with an `Idempotency-Key` (the retry is told
+    /// whether the first attempt took effect); otherwise read the state before acting again.
+    pub fn outcome_unknown() -> Self {
+        let mut e = Self::new(
+            503,
+            "outcome_unknown",
+            "the write may or may not have taken effect (its answer was lost); read the like \
+             state, or retry with the same Idempotency-Key, after the Retry-After delay",
+        );
+        e.retry_after = Some(RETRY_AFTER_SECS);
+        e
+    }
+
+    /// One bucket of the post holds the most likes DynamoDB allows it (10 GB).
+    pub fn post_full() -> Self {
+        Self::new(
+            507,
+            "post_full",
+            "this post holds as many likes as it can store; the like was not recorded",
+        )
+    }
+
+    pub fn key_reused() -> Self {
+        Self::new(
+            422,
+            "idempotency_key_reused",
+            "this Idempotency-Key already named a different request; use a new key per request",
+        )
+    }
+
     /// A bug or misconfiguration. The request id lets an operator find the log line; the cause
     /// itself stays in the logs, not in the response.
     pub fn internal(request_id: &str) -> Self {

@@ -7,6 +7,7 @@
 pub mod cursor;
 pub mod error;
 pub mod lambda;
+pub mod metrics;
 pub mod request;
 pub mod routes;
 
@@ -18,7 +19,9 @@ use likes_core::{CountsStore, LikesStore, Page, PostId, StoreError, UserId};
 use serde_json::{json, Value};
 
 pub use crate::error::ApiError;
-use crate::request::{caller, expect_no_body, limit, query_param, request_id, summary_ids};
+use crate::request::{
+    caller, expect_no_body, limit, query_param, request_id, summary_ids, write_token,
+};
 use crate::routes::{route, Route};
 
 pub use crate::request::{DEFAULT_LIMIT, MAX_LIMIT, MAX_SUMMARY_IDS};
@@ -110,6 +113,18 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
                 tracing::warn!(%request_id, %detail, "DynamoDB unavailable; answering 503");
                 error_response(&ApiError::unavailable())
             }
+            Err(Failure::Store(StoreError::OutcomeUnknown(detail))) => {
+                let request_id = request_id(&req);
+                tracing::warn!(%request_id, %detail, "a write's outcome is unknown; answering 503");
+                error_response(&ApiError::outcome_unknown())
+            }
+            Err(Failure::Store(StoreError::CollectionFull(detail))) => {
+                let request_id = request_id(&req);
+                tracing::error!(%request_id, %detail, "a bucket is full (10 GB); answering 507");
+                println!("{}", metrics::collection_full_line());
+                error_response(&ApiError::post_full())
+            }
+            Err(Failure::Store(StoreError::KeyReused)) => error_response(&ApiError::key_reused()),
             Err(Failure::Store(StoreError::Internal(detail))) => {
                 let request_id = request_id(&req);
                 tracing::error!(%request_id, %detail, "store error; answering 500");
@@ -141,13 +156,15 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
 
     async fn like(&self, req: &Request, post: &PostId, me: &UserId) -> Answer {
         expect_no_body(req)?;
-        let changed = self.likes.like(post, me, &now_ts()).await?;
+        let token = write_token(req)?;
+        let changed = self.likes.like(post, me, &now_ts(), &token).await?;
         Ok(json!({ "post_id": post, "user_id": me, "liked": true, "changed": changed }))
     }
 
     async fn unlike(&self, req: &Request, post: &PostId, me: &UserId) -> Answer {
         expect_no_body(req)?;
-        let changed = self.likes.unlike(post, me).await?;
+        let token = write_token(req)?;
+        let changed = self.likes.unlike(post, me, &token).await?;
         Ok(json!({ "post_id": post, "user_id": me, "liked": false, "changed": changed }))
     }
 

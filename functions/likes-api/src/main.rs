@@ -1,3 +1,7 @@
+// The handler future nests the SDK's deep futures (a transaction inside a like inside the
+// runtime loop); computing its layout needs more than the default query depth.
+#![recursion_limit = "256"]
+
 use std::sync::Arc;
 
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};

@@ -3,7 +3,8 @@
 
 use lambda_http::request::RequestContext;
 use lambda_http::{Request, RequestExt};
-use likes_core::{PostId, UserId};
+use likes_core::token::BadKey;
+use likes_core::{PostId, UserId, WriteToken};
 use percent_encoding::percent_decode_str;
 
 use crate::error::ApiError;
@@ -62,6 +63,20 @@ pub fn expect_no_body(req: &Request) -> Result<(), ApiError> {
             "unexpected_body",
             "this route takes no request body; the caller is identified by the token",
         )),
+    }
+}
+
+/// The request's token: the client's `Idempotency-Key` if it sent one, else a fresh one.
+pub fn write_token(req: &Request) -> Result<WriteToken, ApiError> {
+    let mut keys = req.headers().get_all("idempotency-key").iter();
+    let bad = |why: String| ApiError::bad_request("invalid_idempotency_key", why);
+    match (keys.next(), keys.next()) {
+        (None, _) => Ok(WriteToken::random()),
+        (Some(_), Some(_)) => Err(bad("Idempotency-Key may be given only once".into())),
+        (Some(v), None) => {
+            let key = v.to_str().map_err(|_| bad(BadKey.to_string()))?;
+            WriteToken::from_key(key).map_err(|e| bad(e.to_string()))
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use lambda_http::request::LambdaRequest;
 use likes_api::App;
 use likes_core::{
     ApplyOutcome, CountRow, CountsStore, LikerPos, LikesStore, Page, PostBucket, PostId, SeqNo,
-    StoreError, UserId, UserLikePos,
+    StoreError, UserId, UserLikePos, WriteToken,
 };
 use likes_testkit::apigw::ApiEvent;
 use proptest::prelude::*;
@@ -17,10 +17,16 @@ use serde_json::{json, Value};
 struct FakeLikes;
 
 impl LikesStore for FakeLikes {
-    async fn like(&self, _: &PostId, _: &UserId, _: &str) -> Result<bool, StoreError> {
+    async fn like(
+        &self,
+        _: &PostId,
+        _: &UserId,
+        _: &str,
+        _: &WriteToken,
+    ) -> Result<bool, StoreError> {
         Ok(true)
     }
-    async fn unlike(&self, _: &PostId, _: &UserId) -> Result<bool, StoreError> {
+    async fn unlike(&self, _: &PostId, _: &UserId, _: &WriteToken) -> Result<bool, StoreError> {
         Ok(false)
     }
     async fn liked_at(&self, _: &PostId, _: &UserId) -> Result<Option<String>, StoreError> {

@@ -8,6 +8,7 @@ pub mod schema;
 pub mod seq;
 pub mod store;
 pub mod time;
+pub mod token;
 
 pub use bucket::{bucket_of, PostBucket, BUCKETS};
 pub use ids::{IdError, PostId, UserId};
@@ -16,3 +17,4 @@ pub use store::{
     ApplyOutcome, CountRow, CountsStore, DynamoCounts, DynamoLikes, LikerPos, LikesStore, Page,
     StoreError, UserLikePos,
 };
+pub use token::WriteToken;

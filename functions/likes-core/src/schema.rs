@@ -7,7 +7,7 @@
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
     LocalSecondaryIndex, Projection, ProjectionType, ScalarAttributeType, StreamSpecification,
-    StreamViewType,
+    StreamViewType, TimeToLiveSpecification,
 };
 use aws_sdk_dynamodb::Client;
 
@@ -42,6 +42,8 @@ pub struct TableDef {
     pub local_indexes: &'static [Index],
     pub global_indexes: &'static [Index],
     pub stream_view: Option<&'static str>,
+    /// The attribute DynamoDB's TTL expires items by, if any.
+    pub ttl_attribute: Option<&'static str>,
 }
 
 pub mod likes {
@@ -49,6 +51,12 @@ pub mod likes {
     pub const SK: &str = "user_id";
     pub const POST_ID: &str = "post_id";
     pub const LIKED_AT: &str = "liked_at";
+    /// The token of the request that wrote a like.
+    pub const TOKEN: &str = "tok";
+    /// Request markers: which operation a named request performed, and when the marker expires
+    /// (the table's TTL attribute).
+    pub const OP: &str = "op";
+    pub const EXPIRES_AT: &str = "expires_at";
     pub const BY_USER: &str = "by_user";
     pub const BY_TIME: &str = "by_time";
 }
@@ -93,6 +101,8 @@ pub const LIKES: TableDef = TableDef {
     }],
     // The keys carry the post, the bucket and the user: nothing else is needed to count.
     stream_view: Some("KEYS_ONLY"),
+    // Request markers of named requests expire by themselves.
+    ttl_attribute: Some(likes::EXPIRES_AT),
 };
 
 pub const COUNTS: TableDef = TableDef {
@@ -105,6 +115,7 @@ pub const COUNTS: TableDef = TableDef {
     local_indexes: &[],
     global_indexes: &[],
     stream_view: None,
+    ttl_attribute: None,
 };
 
 fn key_schema(key: &Key) -> Result<Vec<KeySchemaElement>, StoreError> {
@@ -182,6 +193,21 @@ pub async fn create_table(client: &Client, def: &TableDef, name: &str) -> Result
         );
     }
     req.send().await.map_err(store_error::classify)?;
+    if let Some(attr) = def.ttl_attribute {
+        client
+            .update_time_to_live()
+            .table_name(name)
+            .time_to_live_specification(
+                TimeToLiveSpecification::builder()
+                    .attribute_name(attr)
+                    .enabled(true)
+                    .build()
+                    .map_err(store_error::build)?,
+            )
+            .send()
+            .await
+            .map_err(store_error::classify)?;
+    }
     Ok(())
 }
 
@@ -288,6 +314,12 @@ mod tests {
         );
         let view = props["StreamSpecification"]["StreamViewType"].as_str();
         assert_eq!(view, def.stream_view, "{} stream", def.logical_id);
+        let ttl = &props["TimeToLiveSpecification"];
+        let ttl = ttl["Enabled"]
+            .as_bool()
+            .filter(|on| *on)
+            .and(ttl["AttributeName"].as_str());
+        assert_eq!(ttl, def.ttl_attribute, "{} TTL", def.logical_id);
     }
 
     #[test]

@@ -1,46 +1,126 @@
-//! What the stores return when DynamoDB fails, and the one place that decides which failures
-//! are worth a 503 + retry and which are bugs.
+//! What the stores return when DynamoDB fails, and the one place that sorts SDK failures: worth
+//! a retry or not, and — for a write — whether it certainly did not take effect or may have.
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_smithy_runtime_api::client::dns::ResolveDnsError;
+use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// Throttled, timed out or unreachable after the SDK's own retries. Retrying later may work.
+    /// Throttled or unreachable after the retries. A write that fails this way certainly did not
+    /// take effect: retrying later is safe.
     #[error("DynamoDB is unavailable: {0}")]
     Unavailable(String),
-    /// Anything else: a bug, a misconfiguration (missing table, denied permission), or a
-    /// response we did not expect.
+    /// A write was sent but its answer never came (a timeout, a cut connection, a 5xx): it may
+    /// or may not have taken effect, and a blind retry could apply it twice.
+    #[error("the outcome of a DynamoDB write is unknown: {0}")]
+    OutcomeUnknown(String),
+    /// The post's bucket holds 10 GB, the most one item collection of a table with a local
+    /// secondary index may hold: no more likes fit in it.
+    #[error("the item collection is full: {0}")]
+    CollectionFull(String),
+    /// An `Idempotency-Key` already named a different request (a like reused for an unlike).
+    #[error("the idempotency key was used for a different request")]
+    KeyReused,
+    /// Anything else: a bug, a misconfiguration (missing table, denied permission, no
+    /// credentials, an endpoint that does not resolve), or a response we did not expect.
     #[error("DynamoDB request failed: {0}")]
     Internal(String),
 }
 
-/// Error codes DynamoDB returns when it is overloaded or briefly unable to serve. The SDK has
-/// already retried these; reaching us means its retry budget ran out.
-const TRANSIENT_CODES: &[&str] = &[
+impl StoreError {
+    /// The same failure, seen from a read: a read has no effect to be unsure about.
+    pub fn for_read(self) -> Self {
+        match self {
+            StoreError::OutcomeUnknown(d) => StoreError::Unavailable(d),
+            other => other,
+        }
+    }
+}
+
+/// Error codes DynamoDB answers when it refused a request without performing it: overload and
+/// throttling. (A transaction that lost a conflict is cancelled as a whole.)
+const NOT_PERFORMED_CODES: &[&str] = &[
     "ProvisionedThroughputExceededException",
     "ThrottlingException",
     "RequestLimitExceeded",
-    "InternalServerError",
-    "ServiceUnavailable",
     "TransactionConflictException",
 ];
 
-pub fn classify<E, R>(err: SdkError<E, R>) -> StoreError
+fn in_chain<T: std::error::Error + 'static>(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if e.is::<T>() {
+            return true;
+        }
+        next = e.source();
+    }
+    false
+}
+
+fn refused(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return io.kind() == std::io::ErrorKind::ConnectionRefused;
+        }
+        next = e.source();
+    }
+    false
+}
+
+/// Sorts an SDK failure. For a read, pass the result through [`StoreError::for_read`].
+///
+/// - An error response with a throttling code: not performed → `Unavailable`.
+/// - `ItemCollectionSizeLimitExceededException` → `CollectionFull`.
+/// - Another error response with a 5xx status (`InternalServerError`, `ServiceUnavailable`, or no
+///   code at all): the request reached DynamoDB, which may have performed it → `OutcomeUnknown`.
+/// - Another error response with a 4xx status (validation, a missing table, access denied): a
+///   bug or a misconfiguration → `Internal`.
+/// - No connection (refused, or the connect timeout: the only timeout inside the connector, as
+///   no read timeout is configured): nothing was sent → `Unavailable`.
+/// - A name that does not resolve, an invalid request, missing credentials or another failure
+///   before sending: a misconfiguration → `Internal`.
+/// - A connection cut after sending, the attempt's timeout, an unreadable answer → `OutcomeUnknown`.
+pub fn classify<E>(err: SdkError<E, HttpResponse>) -> StoreError
 where
     E: ProvideErrorMetadata + std::error::Error + 'static,
-    R: std::fmt::Debug,
 {
     let detail = aws_sdk_dynamodb::error::DisplayErrorContext(&err).to_string();
     match &err {
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => StoreError::Unavailable(detail),
-        // A response that could not be read: a connection cut mid-body, a proxy's error page.
-        SdkError::ResponseError(_) => StoreError::Unavailable(detail),
-        SdkError::ServiceError(_) => match err.code() {
-            Some(code) if TRANSIENT_CODES.contains(&code) => StoreError::Unavailable(detail),
+        SdkError::ServiceError(service) => {
+            let status = service.raw().status().as_u16();
+            match err.code() {
+                Some("ItemCollectionSizeLimitExceededException") => {
+                    StoreError::CollectionFull(detail)
+                }
+                Some(code) if NOT_PERFORMED_CODES.contains(&code) => {
+                    StoreError::Unavailable(detail)
+                }
+                _ if status >= 500 => StoreError::OutcomeUnknown(detail),
+                _ => StoreError::Internal(detail),
+            }
+        }
+        SdkError::DispatchFailure(failure) => match failure.as_connector_error() {
+            Some(c) if c.is_timeout() => StoreError::Unavailable(detail),
+            Some(c) if c.is_io() && in_chain::<ResolveDnsError>(c) => StoreError::Internal(detail),
+            Some(c) if c.is_io() && refused(c) => StoreError::Unavailable(detail),
+            Some(c) if c.is_io() => StoreError::OutcomeUnknown(detail),
             _ => StoreError::Internal(detail),
         },
+        SdkError::TimeoutError(_) | SdkError::ResponseError(_) => {
+            StoreError::OutcomeUnknown(detail)
+        }
         _ => StoreError::Internal(detail),
     }
+}
+
+/// [`classify`] for a read.
+pub fn classify_read<E>(err: SdkError<E, HttpResponse>) -> StoreError
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+{
+    classify(err).for_read()
 }
 
 pub fn build(err: aws_sdk_dynamodb::error::BuildError) -> StoreError {

@@ -10,15 +10,53 @@ use super::{ApplyOutcome, CountRow, CountsStore, LikerPos, LikesStore, StoreErro
 use crate::bucket::{fnv1a64, PostBucket};
 use crate::ids::{PostId, UserId};
 use crate::seq::SeqNo;
+use crate::token::WriteToken;
 
 fn poisoned() -> StoreError {
     StoreError::Internal("a test store's lock was poisoned".into())
 }
 
-/// The Likes table: one entry per (post bucket, user), holding `liked_at`.
+/// The Likes table: one entry per (post bucket, user), holding `liked_at`; and the markers of
+/// named requests, by (post bucket, user, token), holding the operation.
 #[derive(Debug, Default)]
 pub struct MemoryLikes {
     items: Mutex<BTreeMap<(PostBucket, UserId), String>>,
+    markers: Mutex<HashMap<(PostBucket, UserId, String), bool>>,
+}
+
+impl MemoryLikes {
+    /// Applies `liked` (true: like) for `token`, as the DynamoDB store's transaction does: a
+    /// named request that took effect before is answered `true` again, and never re-applied.
+    fn write(
+        &self,
+        post: &PostId,
+        user: &UserId,
+        liked: Option<&str>,
+        token: &WriteToken,
+    ) -> Result<bool, StoreError> {
+        let key = (PostBucket::for_like(post, user), user.clone());
+        let mut markers = self.markers.lock().map_err(|_| poisoned())?;
+        let marker = (key.0.clone(), key.1.clone(), token.as_str().to_owned());
+        if token.is_keyed() {
+            if let Some(&was_like) = markers.get(&marker) {
+                return if was_like == liked.is_some() {
+                    Ok(true)
+                } else {
+                    Err(StoreError::KeyReused)
+                };
+            }
+        }
+        let mut items = self.items.lock().map_err(|_| poisoned())?;
+        let changed = match liked {
+            Some(at) if !items.contains_key(&key) => items.insert(key, at.to_owned()).is_none(),
+            Some(_) => false,
+            None => items.remove(&key).is_some(),
+        };
+        if changed && token.is_keyed() {
+            markers.insert(marker, liked.is_some());
+        }
+        Ok(changed)
+    }
 }
 
 impl MemoryLikes {
@@ -36,21 +74,23 @@ impl MemoryLikes {
 }
 
 impl LikesStore for MemoryLikes {
-    async fn like(&self, post: &PostId, user: &UserId, liked_at: &str) -> Result<bool, StoreError> {
-        let mut items = self.items.lock().map_err(|_| poisoned())?;
-        let key = (PostBucket::for_like(post, user), user.clone());
-        if items.contains_key(&key) {
-            return Ok(false);
-        }
-        items.insert(key, liked_at.to_owned());
-        Ok(true)
+    async fn like(
+        &self,
+        post: &PostId,
+        user: &UserId,
+        liked_at: &str,
+        token: &WriteToken,
+    ) -> Result<bool, StoreError> {
+        self.write(post, user, Some(liked_at), token)
     }
 
-    async fn unlike(&self, post: &PostId, user: &UserId) -> Result<bool, StoreError> {
-        let mut items = self.items.lock().map_err(|_| poisoned())?;
-        Ok(items
-            .remove(&(PostBucket::for_like(post, user), user.clone()))
-            .is_some())
+    async fn unlike(
+        &self,
+        post: &PostId,
+        user: &UserId,
+        token: &WriteToken,
+    ) -> Result<bool, StoreError> {
+        self.write(post, user, None, token)
     }
 
     async fn liked_at(&self, post: &PostId, user: &UserId) -> Result<Option<String>, StoreError> {

@@ -15,6 +15,7 @@ use std::future::Future;
 use crate::bucket::PostBucket;
 use crate::ids::{PostId, UserId};
 use crate::seq::SeqNo;
+use crate::token::WriteToken;
 
 pub use dynamo_counts::DynamoCounts;
 pub use dynamo_likes::DynamoLikes;
@@ -25,19 +26,23 @@ pub use page::Page;
 /// application code — decides whether a like is new; concurrent identical requests cannot both
 /// report a change.
 pub trait LikesStore: Send + Sync {
-    /// Records a like. `Ok(true)` if it is new, `Ok(false)` if the user already liked the post.
+    /// Records a like. `Ok(true)` if this request made it (it is new, or — for a request the
+    /// client named — an earlier attempt of this same request made it), `Ok(false)` if the
+    /// user already liked the post. `Err(OutcomeUnknown)` when it cannot be known.
     fn like(
         &self,
         post: &PostId,
         user: &UserId,
         liked_at: &str,
+        token: &WriteToken,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
-    /// Removes a like. `Ok(true)` if there was one, `Ok(false)` if there was not.
+    /// Removes a like. `Ok(true)` if this request removed it, `Ok(false)` if there was none.
     fn unlike(
         &self,
         post: &PostId,
         user: &UserId,
+        token: &WriteToken,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// The time of the user's like, read with strong consistency (read-your-writes).

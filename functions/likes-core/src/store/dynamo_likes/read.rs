@@ -1,155 +1,31 @@
-//! The Likes table: every DynamoDB expression that touches it lives in this module.
-//!
-//! Item: `post_bucket` (S, partition key `"{post_id}#{bucket}"`), `user_id` (S, sort key),
-//! `post_id` (S), `liked_at` (S, see [`crate::time`]).
+//! The Likes table's reads: did I like it, my likes, the likers of a post (its 16 buckets merged),
+//! and liked-by-me for a feed.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use aws_sdk_dynamodb::operation::put_item::PutItemError;
-use aws_sdk_dynamodb::types::{
-    AttributeValue, KeysAndAttributes, ReturnValuesOnConditionCheckFailure,
-};
-use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 use futures::future::try_join_all;
 
-use super::error::{build, classify, StoreError};
-use super::page::{self, BucketScan, Page};
-use super::{LikerPos, LikesStore, UserLikePos};
+use super::{attr_s, key, s, DynamoLikes};
 use crate::bucket::PostBucket;
 use crate::ids::{PostId, UserId};
 use crate::schema::likes::{BY_TIME, BY_USER, LIKED_AT, PK, POST_ID, SK};
-
-/// Attempts at a like's PutItem (the SDK's standard is 3 too).
-const WRITE_ATTEMPTS: u32 = 3;
-
-fn backoff(attempt: u32) -> Duration {
-    Duration::from_millis(50 << attempt.min(4))
-}
+use crate::store::error::{build, classify_read, StoreError};
+use crate::store::page::{self, BucketScan, Page};
+use crate::store::{LikerPos, UserLikePos};
 
 /// Most keys one BatchGetItem may carry.
 pub const BATCH_GET_MAX: usize = 100;
 /// Attempts at a BatchGetItem's `UnprocessedKeys` before giving up with a 503.
 const UNPROCESSED_ATTEMPTS: u32 = 5;
 
-#[derive(Clone, Debug)]
-pub struct DynamoLikes {
-    client: Client,
-    table: String,
-}
-
 impl DynamoLikes {
-    pub fn new(client: Client, table: impl Into<String>) -> Self {
-        Self {
-            client,
-            table: table.into(),
-        }
-    }
-
-    pub fn table(&self) -> &str {
-        &self.table
-    }
-}
-
-fn s(v: impl Into<String>) -> AttributeValue {
-    AttributeValue::S(v.into())
-}
-
-fn key(post: &PostId, user: &UserId) -> [(String, AttributeValue); 2] {
-    [
-        (
-            PK.to_owned(),
-            s(PostBucket::for_like(post, user).to_string()),
-        ),
-        (SK.to_owned(), s(user.to_string())),
-    ]
-}
-
-impl LikesStore for DynamoLikes {
-    async fn like(&self, post: &PostId, user: &UserId, liked_at: &str) -> Result<bool, StoreError> {
-        let [pk, sk] = key(post, user);
-        let mut attempt = 1;
-        loop {
-            let res = self
-                .client
-                .put_item()
-                .table_name(&self.table)
-                .item(pk.0.clone(), pk.1.clone())
-                .item(sk.0.clone(), sk.1.clone())
-                .item(POST_ID, s(post.to_string()))
-                .item(LIKED_AT, s(liked_at))
-                // INSERT … ON CONFLICT DO NOTHING: checked atomically with the write.
-                .condition_expression("attribute_not_exists(#sk)")
-                .expression_attribute_names("#sk", SK)
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                )
-                // Retried by this loop, not the SDK, so that a collision after a retry can be
-                // recognised as this request's own earlier write.
-                .customize()
-                .config_override(
-                    aws_sdk_dynamodb::config::Config::builder()
-                        .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled()),
-                )
-                .send()
-                .await;
-            match res {
-                Ok(_) => return Ok(true),
-                Err(e) => {
-                    if let Some(PutItemError::ConditionalCheckFailedException(ccf)) =
-                        e.as_service_error()
-                    {
-                        // After a retry, the like we collide with may be our own: the earlier
-                        // attempt was written but its response was lost. Its `liked_at` is ours
-                        // to the millisecond. (On the first attempt a collision is always
-                        // someone else's, so concurrent identical requests stay exact.)
-                        let ours = attempt > 1
-                            && ccf
-                                .item()
-                                .and_then(|item| item.get(LIKED_AT))
-                                .and_then(|v| v.as_s().ok())
-                                .is_some_and(|t| t == liked_at);
-                        return Ok(ours);
-                    }
-                    let err = classify(e);
-                    if matches!(err, StoreError::Unavailable(_)) && attempt < WRITE_ATTEMPTS {
-                        tokio::time::sleep(backoff(attempt)).await;
-                        attempt += 1;
-                        continue;
-                    }
-                    return Err(err);
-                }
-            }
-        }
-    }
-
-    async fn unlike(&self, post: &PostId, user: &UserId) -> Result<bool, StoreError> {
-        let [pk, sk] = key(post, user);
-        let res = self
-            .client
-            .delete_item()
-            .table_name(&self.table)
-            .key(pk.0, pk.1)
-            .key(sk.0, sk.1)
-            // Without the condition a delete of a missing item also succeeds, and the caller
-            // could not tell whether anything changed.
-            .condition_expression("attribute_exists(#sk)")
-            .expression_attribute_names("#sk", SK)
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|se| se.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(classify(e)),
-        }
-    }
-
-    async fn liked_at(&self, post: &PostId, user: &UserId) -> Result<Option<String>, StoreError> {
+    pub(super) async fn read_liked_at(
+        &self,
+        post: &PostId,
+        user: &UserId,
+    ) -> Result<Option<String>, StoreError> {
         let [pk, sk] = key(post, user);
         let out = self
             .client
@@ -162,14 +38,14 @@ impl LikesStore for DynamoLikes {
             .expression_attribute_names("#t", LIKED_AT)
             .send()
             .await
-            .map_err(classify)?;
+            .map_err(classify_read)?;
         Ok(out
             .item
             .and_then(|mut item| item.remove(LIKED_AT))
             .and_then(|v| v.as_s().ok().cloned()))
     }
 
-    async fn likes_of_user(
+    pub(super) async fn read_likes_of_user(
         &self,
         user: &UserId,
         limit: usize,
@@ -199,7 +75,7 @@ impl LikesStore for DynamoLikes {
                 .set_exclusive_start_key(start)
                 .send()
                 .await
-                .map_err(classify)?;
+                .map_err(classify_read)?;
             for item in out.items() {
                 items.push(UserLikePos {
                     liked_at: attr_s(item, LIKED_AT)?,
@@ -215,7 +91,7 @@ impl LikesStore for DynamoLikes {
         Ok(page::cut(items, limit))
     }
 
-    async fn likers_of_post(
+    pub(super) async fn read_likers_of_post(
         &self,
         post: &PostId,
         limit: usize,
@@ -226,7 +102,7 @@ impl LikesStore for DynamoLikes {
         Ok(page::merge(try_join_all(per_bucket).await?, limit))
     }
 
-    async fn liked_among(
+    pub(super) async fn read_liked_among(
         &self,
         user: &UserId,
         posts: &[PostId],
@@ -264,7 +140,7 @@ impl LikesStore for DynamoLikes {
                     .set_request_items(Some(items))
                     .send()
                     .await
-                    .map_err(classify)?;
+                    .map_err(classify_read)?;
                 for item in out
                     .responses
                     .as_ref()
@@ -281,9 +157,7 @@ impl LikesStore for DynamoLikes {
         }
         Ok(liked)
     }
-}
 
-impl DynamoLikes {
     /// One bucket's likers from the `by_time` index, read page by page until `scan` has what
     /// it needs (see [`BucketScan`] for the tie rule).
     async fn bucket_likers(
@@ -311,7 +185,7 @@ impl DynamoLikes {
                     .expression_attribute_values(":t", s(t)),
                 None => q.key_condition_expression("#pb = :pb"),
             };
-            let out = q.send().await.map_err(classify)?;
+            let out = q.send().await.map_err(classify_read)?;
             for item in out.items() {
                 let pos = LikerPos {
                     liked_at: attr_s(item, LIKED_AT)?,
@@ -328,14 +202,5 @@ impl DynamoLikes {
             }
         }
         Ok(scan.finish())
-    }
-}
-
-fn attr_s(item: &HashMap<String, AttributeValue>, name: &str) -> Result<String, StoreError> {
-    match item.get(name) {
-        Some(AttributeValue::S(v)) => Ok(v.clone()),
-        other => Err(StoreError::Internal(format!(
-            "stored item: {name} is missing or not a string ({other:?})"
-        ))),
     }
 }

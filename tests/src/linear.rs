@@ -1,0 +1,156 @@
+//! A linearizability check for one (user, post) like register.
+//!
+//! A history is the requests of one user on one post: what each asked (like or unlike), when it
+//! was sent and answered, and what it was told. It is linearizable if the requests can be put in
+//! one order, each at one instant inside its own interval, so that starting from "not liked":
+//! every `changed: true` flipped the register and every `changed: false` found it already so;
+//! a request answered "outcome unknown" either flipped it (once) or did nothing; a request
+//! answered "certainly not applied" did nothing; and the register ends as the table says.
+//! The search is Wing & Gong's: depth first over which request takes effect next, memoised.
+
+use std::collections::HashSet;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Like,
+    Unlike,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// A 200 with this `changed`.
+    Changed(bool),
+    /// Refused without effect (`503 unavailable`, or a 4xx).
+    NoEffect,
+    /// `503 outcome_unknown`: took effect once, or not at all.
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Op {
+    pub kind: Kind,
+    /// When it was sent and when its answer came, in any monotonic unit.
+    pub start: u64,
+    pub end: u64,
+    pub answer: Answer,
+}
+
+/// The register after `op` takes effect on `liked`, if its answer allows that.
+fn step(op: &Op, liked: bool) -> Vec<bool> {
+    let target = op.kind == Kind::Like;
+    match op.answer {
+        Answer::Changed(true) if liked != target => vec![target],
+        Answer::Changed(false) if liked == target => vec![liked],
+        Answer::Changed(_) => vec![],
+        Answer::Unknown if liked == target => vec![liked],
+        Answer::Unknown => vec![target, liked],
+        Answer::NoEffect => vec![liked],
+    }
+}
+
+/// Whether `ops` is linearizable, starting from "not liked" and ending in `final_liked`.
+pub fn linearizable(ops: &[Op], final_liked: bool) -> bool {
+    let ops: Vec<Op> = ops
+        .iter()
+        .copied()
+        .filter(|o| o.answer != Answer::NoEffect)
+        .collect();
+    let mut seen = HashSet::new();
+    search(
+        &ops,
+        &mut vec![false; ops.len()],
+        false,
+        final_liked,
+        &mut seen,
+    )
+}
+
+fn search(
+    ops: &[Op],
+    done: &mut Vec<bool>,
+    liked: bool,
+    final_liked: bool,
+    seen: &mut HashSet<(Vec<bool>, bool)>,
+) -> bool {
+    let pending: Vec<usize> = (0..ops.len()).filter(|&i| !done[i]).collect();
+    if pending.is_empty() {
+        return liked == final_liked;
+    }
+    if !seen.insert((done.clone(), liked)) {
+        return false;
+    }
+    // The next to take effect cannot start after another pending request was answered.
+    let first_end = pending
+        .iter()
+        .map(|&i| ops[i].end)
+        .min()
+        .unwrap_or(u64::MAX);
+    for &i in pending.iter().filter(|&&i| ops[i].start <= first_end) {
+        for next in step(&ops[i], liked) {
+            done[i] = true;
+            let ok = search(ops, done, next, final_liked, seen);
+            done[i] = false;
+            if ok {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(kind: Kind, start: u64, end: u64, answer: Answer) -> Op {
+        Op {
+            kind,
+            start,
+            end,
+            answer,
+        }
+    }
+
+    #[test]
+    fn sequential_histories() {
+        let like = op(Kind::Like, 0, 1, Answer::Changed(true));
+        let again = op(Kind::Like, 2, 3, Answer::Changed(false));
+        let unlike = op(Kind::Unlike, 4, 5, Answer::Changed(true));
+        assert!(linearizable(&[like, again, unlike], false));
+        assert!(!linearizable(&[like, again, unlike], true), "final state");
+        let wrong = op(Kind::Like, 2, 3, Answer::Changed(true));
+        assert!(!linearizable(&[like, wrong], true), "two flips to liked");
+    }
+
+    /// The unlike whose retry removed the like a second device was told about.
+    #[test]
+    fn an_unlike_that_removes_a_later_confirmed_like_is_caught() {
+        let first = op(Kind::Like, 0, 1, Answer::Changed(true));
+        let unlike = op(Kind::Unlike, 2, 10, Answer::Changed(true));
+        let second = op(Kind::Like, 3, 5, Answer::Changed(true));
+        assert!(!linearizable(&[first, unlike, second], false));
+        // Answered honestly, the same effects are fine.
+        let honest = op(Kind::Unlike, 2, 10, Answer::Unknown);
+        assert!(!linearizable(&[first, honest, second], false));
+        assert!(linearizable(&[first, honest, second], true));
+    }
+
+    #[test]
+    fn overlapping_requests_may_take_effect_in_either_order() {
+        let a = op(Kind::Like, 0, 10, Answer::Changed(false));
+        let b = op(Kind::Like, 1, 2, Answer::Changed(true));
+        assert!(linearizable(&[a, b], true));
+        let early = op(Kind::Like, 0, 2, Answer::Changed(false));
+        let late = op(Kind::Like, 3, 4, Answer::Changed(true));
+        assert!(
+            linearizable(&[a, late], true),
+            "late may take effect inside a's interval"
+        );
+        assert!(
+            !linearizable(&[early, late], true),
+            "early found a like that was not there"
+        );
+        let refused = op(Kind::Unlike, 0, 1, Answer::NoEffect);
+        assert!(linearizable(&[refused, b], true));
+    }
+}
