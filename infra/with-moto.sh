@@ -9,7 +9,7 @@ root="$(dirname "$here")"
 "$here/venv.sh" >/dev/null
 port="$(free_port)"
 log="$(mktemp -t moto.XXXXXX.log)"
-"$root/.venv/bin/moto_server" -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
+"$root/.venv/bin/python" "$here/moto-server.py" -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
 moto_pid=$!
 cleanup() { kill "$moto_pid" 2>/dev/null || true; wait "$moto_pid" 2>/dev/null || true; rm -f "$log"; }
 trap cleanup EXIT INT TERM

@@ -59,9 +59,14 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             DynamoLikes::new(dynamo.clone(), &settings.likes_table),
             DynamoCounts::new(dynamo, &settings.counts_table),
         ),
-        secret: settings.secret.clone(),
+        auth: settings.auth.clone(),
         ready,
     });
+    tracing::info!(
+        "JWT authorizer: HS256, issuer {:?}, audience {:?} (`make token USER=<id>` issues one)",
+        settings.auth.issuer,
+        settings.auth.audience
+    );
     tracing::info!(
         "likes API on http://127.0.0.1:{} (ready in {:.1}s); Ctrl-C stops everything",
         settings.port,

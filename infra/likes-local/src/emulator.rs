@@ -8,15 +8,20 @@ use tokio::process::{Child, Command};
 
 use crate::error::LocalError;
 
-fn moto_path() -> PathBuf {
-    std::env::var_os("LIKES_MOTO_SERVER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
+/// The emulator command: `LIKES_MOTO_SERVER` if set (anything that takes moto_server's
+/// `-H HOST -p PORT`), else moto's server through `infra/moto-server.py`, which restores the
+/// isolation of DynamoDB transactions (see that file).
+fn moto_command() -> (PathBuf, Vec<String>) {
+    match std::env::var_os("LIKES_MOTO_SERVER") {
+        Some(path) => (PathBuf::from(path), Vec::new()),
+        None => (
             PathBuf::from(concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/../../.venv/bin/moto_server"
-            ))
-        })
+                "/../../.venv/bin/python"
+            )),
+            vec![concat!(env!("CARGO_MANIFEST_DIR"), "/../moto-server.py").to_owned()],
+        ),
+    }
 }
 
 fn free_port() -> Result<u16, LocalError> {
@@ -28,12 +33,13 @@ fn free_port() -> Result<u16, LocalError> {
 
 /// Starts the emulator; it is killed when the returned child drops.
 pub async fn start() -> Result<(Child, String), LocalError> {
-    let path = moto_path();
+    let (path, script) = moto_command();
     if !path.exists() {
         return Err(LocalError::NoEmulator(path.display().to_string()));
     }
     let port = free_port()?;
     let child = Command::new(&path)
+        .args(script)
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

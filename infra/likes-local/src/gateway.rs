@@ -30,7 +30,7 @@ const MAX_BODY: usize = 10 * 1024 * 1024;
 
 pub struct Gateway<L, C> {
     pub app: App<L, C>,
-    pub secret: String,
+    pub auth: jwt::Authorizer,
     /// Set once tables exist and the stream poller runs: `/healthz` answers 200 from then on.
     pub ready: Arc<AtomicBool>,
 }
@@ -76,7 +76,7 @@ impl<L: LikesStore + 'static, C: CountsStore + 'static> Gateway<L, C> {
             .get(http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
         // The authorizer rejects before the function runs, as API Gateway does.
-        let claims = match jwt::verify(&self.secret, authorization) {
+        let claims = match self.auth.verify(authorization) {
             Ok(c) => c,
             Err(e) => return to_hyper(error_response(&ApiError::unauthorized(e.to_string()))),
         };
@@ -90,10 +90,14 @@ impl<L: LikesStore + 'static, C: CountsStore + 'static> Gateway<L, C> {
             }
         };
         let mut claim_map = serde_json::Map::new();
+        // As API Gateway passes them: every value a string.
         claim_map.insert("sub".into(), claims.sub.into());
         claim_map.insert("iss".into(), claims.iss.into());
+        claim_map.insert("aud".into(), claims.aud.into());
         claim_map.insert("exp".into(), claims.exp.to_string().into());
-        claim_map.insert("iat".into(), claims.iat.to_string().into());
+        if let Some(iat) = claims.iat {
+            claim_map.insert("iat".into(), iat.to_string().into());
+        }
         let mut event = ApiEvent::new(parts.method.as_str(), &path)
             .query(parts.uri.query().unwrap_or(""))
             .domain("127.0.0.1")

@@ -1,7 +1,7 @@
 //! `likes-local`            run the whole system locally (what `make dev` runs)
 //! `likes-local token USER` print a signed dev token for USER (any user id), valid one hour
 
-use likes_local::{dev, jwt, Settings};
+use likes_local::{dev, Settings};
 
 #[tokio::main]
 async fn main() {
@@ -33,7 +33,7 @@ async fn main() {
             if let Err(e) = likes_core::UserId::parse_field("USER", user) {
                 fail(&e.to_string());
             }
-            match jwt::issue(&settings.secret, user, 3600) {
+            match settings.auth.issue(user, 3600) {
                 Ok(t) => println!("{t}"),
                 Err(e) => fail(&e.to_string()),
             }

@@ -16,7 +16,8 @@ pub enum SettingsError {
 pub struct Settings {
     pub port: u16,
     pub endpoint: Option<String>,
-    pub secret: String,
+    /// What the local JWT authorizer accepts, and `make token` issues.
+    pub auth: jwt::Authorizer,
     pub likes_table: String,
     pub counts_table: String,
     /// Test hook: the aggregator's first N writes fail, to exercise redelivery.
@@ -45,7 +46,13 @@ impl Settings {
         Ok(Self {
             port: parsed("LIKES_PORT", "a port number", 3000)?,
             endpoint: var("LIKES_DYNAMODB_ENDPOINT"),
-            secret: var("LIKES_DEV_JWT_SECRET").unwrap_or_else(|| jwt::DEFAULT_SECRET.to_owned()),
+            auth: jwt::Authorizer {
+                secret: var("LIKES_DEV_JWT_SECRET")
+                    .unwrap_or_else(|| jwt::DEFAULT_SECRET.to_owned()),
+                issuer: var("LIKES_JWT_ISSUER").unwrap_or_else(|| jwt::DEFAULT_ISSUER.to_owned()),
+                audience: var("LIKES_JWT_AUDIENCE")
+                    .unwrap_or_else(|| jwt::DEFAULT_AUDIENCE.to_owned()),
+            },
             likes_table: var("LIKES_TABLE_NAME").unwrap_or_else(|| "likes".to_owned()),
             counts_table: var("COUNTS_TABLE_NAME").unwrap_or_else(|| "counts".to_owned()),
             fail_first_writes: parsed("LIKES_LOCAL_FAIL_FIRST_WRITES", "a number", 0)?,

@@ -7,9 +7,17 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use likes_local::jwt;
 use serde_json::Value;
 
 const SECRET: &str = "e2e-secret";
+
+fn chrono_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
 
 struct Stack {
     child: Child,
@@ -44,10 +52,9 @@ fn free_port() -> u16 {
 
 fn start(fail_first_writes: usize) -> Stack {
     let port = free_port();
-    let moto = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv/bin/moto_server");
     let mut child = Command::new(env!("CARGO_BIN_EXE_likes-local"))
         .env("LIKES_PORT", port.to_string())
-        .env("LIKES_MOTO_SERVER", moto)
+        .env_remove("LIKES_MOTO_SERVER")
         .env("LIKES_DEV_JWT_SECRET", SECRET)
         .env(
             "LIKES_LOCAL_FAIL_FIRST_WRITES",
@@ -88,6 +95,17 @@ fn start(fail_first_writes: usize) -> Stack {
 
 /// One HTTP/1.1 request over a fresh connection.
 fn http(port: u16, method: &str, path: &str, token: Option<&str>) -> std::io::Result<(u16, Value)> {
+    http_with_body(port, method, path, token, b"")
+}
+
+/// One HTTP/1.1 request with a body over a fresh connection.
+fn http_with_body(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &[u8],
+) -> std::io::Result<(u16, Value)> {
     let mut s = TcpStream::connect(("127.0.0.1", port))?;
     s.set_read_timeout(Some(Duration::from_secs(20)))?;
     let auth = token
@@ -95,8 +113,10 @@ fn http(port: u16, method: &str, path: &str, token: Option<&str>) -> std::io::Re
         .unwrap_or_default();
     write!(
         s,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
     )?;
+    s.write_all(body)?;
     let mut raw = String::new();
     s.read_to_string(&mut raw)?;
     let status: u16 = raw
@@ -190,25 +210,66 @@ fn the_local_authorizer_rejects_bad_tokens_and_a_token_acts_only_as_its_user() {
     );
     let path = format!("/posts/{post}/like");
 
-    let forged = likes_local::jwt::issue("not-the-secret", &a, 600).unwrap();
-    let expired = likes_local::jwt::issue(SECRET, &a, -30).unwrap();
+    let with = |secret: &str, issuer: &str, audience: &str| jwt::Authorizer {
+        secret: secret.into(),
+        issuer: issuer.into(),
+        audience: audience.into(),
+    };
+    let local = with(SECRET, jwt::DEFAULT_ISSUER, jwt::DEFAULT_AUDIENCE);
+    let forged = with("not-the-secret", jwt::DEFAULT_ISSUER, jwt::DEFAULT_AUDIENCE)
+        .issue(&a, 600)
+        .unwrap();
+    let expired = local.issue(&a, -30).unwrap();
+    let wrong_issuer = with(SECRET, "https://elsewhere", jwt::DEFAULT_AUDIENCE)
+        .issue(&a, 600)
+        .unwrap();
+    let wrong_audience = with(SECRET, jwt::DEFAULT_ISSUER, "another-app")
+        .issue(&a, 600)
+        .unwrap();
+    let now = chrono_now();
+    let no_iss = jwt::sign(
+        SECRET,
+        &jwt::Claims {
+            sub: Some(a.clone()),
+            exp: Some(now + 600),
+            iat: None,
+            iss: None,
+            aud: Some(jwt::DEFAULT_AUDIENCE.into()),
+        },
+    )
+    .unwrap();
     let valid = token(&a);
     let payload = valid.split('.').nth(1).unwrap();
     use base64::Engine as _;
     let none_header =
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"alg":"none","typ":"JWT"}"#);
     let alg_none = format!("{none_header}.{payload}.");
-    for (name, tok) in [
-        ("no token", None),
-        ("bad signature", Some(forged.as_str())),
-        ("expired", Some(expired.as_str())),
-        ("alg none", Some(alg_none.as_str())),
-        ("garbage", Some("abc.def.ghi")),
+    for (name, tok, says) in [
+        ("no token", None, "missing bearer token"),
+        ("bad signature", Some(forged.as_str()), "signature"),
+        ("expired", Some(expired.as_str()), "expired"),
+        ("alg none", Some(alg_none.as_str()), ""),
+        ("garbage", Some("abc.def.ghi"), ""),
+        ("wrong issuer", Some(wrong_issuer.as_str()), "issuer"),
+        ("wrong audience", Some(wrong_audience.as_str()), "audience"),
+        ("no iss", Some(no_iss.as_str()), "no iss claim"),
     ] {
         let (s, body) = http(stack.port, "PUT", &path, tok).unwrap();
         assert_eq!(s, 401, "{name}: {body}");
         assert_eq!(body["error"]["code"], "unauthorized", "{name}");
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{name}: {message}");
     }
+
+    // A body that is not text reaches the handler base64-encoded, as API Gateway sends it, and
+    // is refused like any body.
+    let (s, body) =
+        http_with_body(stack.port, "PUT", &path, Some(&valid), &[0xff, 0xfe, 0x00]).unwrap();
+    assert_eq!(
+        (s, body["error"]["code"].as_str()),
+        (400, Some("unexpected_body")),
+        "{body}"
+    );
 
     // B likes; A's token can only ever act as A.
     let tok_b = token(&b);

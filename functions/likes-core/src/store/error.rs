@@ -47,26 +47,35 @@ const NOT_PERFORMED_CODES: &[&str] = &[
     "TransactionConflictException",
 ];
 
-fn in_chain<T: std::error::Error + 'static>(err: &(dyn std::error::Error + 'static)) -> bool {
-    let mut next = Some(err);
-    while let Some(e) = next {
-        if e.is::<T>() {
-            return true;
-        }
-        next = e.source();
-    }
-    false
+/// Why no connection was made, when none was: the request was then never sent.
+#[derive(Debug, PartialEq, Eq)]
+enum NoConnection {
+    /// The endpoint's name does not resolve: a misconfiguration.
+    Dns,
+    /// Refused, unreachable: DynamoDB (or the way to it) is down.
+    Other,
 }
 
-fn refused(err: &(dyn std::error::Error + 'static)) -> bool {
+fn no_connection(err: &(dyn std::error::Error + 'static)) -> Option<NoConnection> {
+    let mut connect = false;
     let mut next = Some(err);
     while let Some(e) = next {
+        if e.is::<ResolveDnsError>() {
+            return Some(NoConnection::Dns);
+        }
+        if let Some(h) = e.downcast_ref::<hyper_util::client::legacy::Error>() {
+            connect |= h.is_connect();
+        }
+        // hyper-util's resolver error is private; its message is its only mark.
+        if connect && e.to_string() == "dns error" {
+            return Some(NoConnection::Dns);
+        }
         if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            return io.kind() == std::io::ErrorKind::ConnectionRefused;
+            connect |= io.kind() == std::io::ErrorKind::ConnectionRefused;
         }
         next = e.source();
     }
-    false
+    connect.then_some(NoConnection::Other)
 }
 
 /// Sorts an SDK failure. For a read, pass the result through [`StoreError::for_read`].
@@ -103,9 +112,11 @@ where
         }
         SdkError::DispatchFailure(failure) => match failure.as_connector_error() {
             Some(c) if c.is_timeout() => StoreError::Unavailable(detail),
-            Some(c) if c.is_io() && in_chain::<ResolveDnsError>(c) => StoreError::Internal(detail),
-            Some(c) if c.is_io() && refused(c) => StoreError::Unavailable(detail),
-            Some(c) if c.is_io() => StoreError::OutcomeUnknown(detail),
+            Some(c) if c.is_io() => match no_connection(c) {
+                Some(NoConnection::Dns) => StoreError::Internal(detail),
+                Some(NoConnection::Other) => StoreError::Unavailable(detail),
+                None => StoreError::OutcomeUnknown(detail),
+            },
             _ => StoreError::Internal(detail),
         },
         SdkError::TimeoutError(_) | SdkError::ResponseError(_) => {
