@@ -15,6 +15,8 @@ fi
 export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}" SAM_CLI_TELEMETRY=0
 cd "$root"
 "$venv/bin/sam" validate --lint
+# The sample events have the shapes `sam local generate-event` gives (what sam local invoke sends).
+"$venv/bin/python" "$root/infra/events/check-shapes.py"
 out="$(mktemp -t translated.XXXXXX.json)"
 trap 'rm -f "$out"' EXIT
 "$venv/bin/python" - "$out" <<'PY'

@@ -108,12 +108,14 @@ impl Tables {
         }
     }
 
-    /// (post_id, user_id) of every like in the Likes table.
+    /// (post_id, user_id) of every like in the Likes table (control items, whose sort key
+    /// starts with `~`, are not likes).
     pub async fn like_pairs(&self) -> Vec<(String, String)> {
         let mut pairs: Vec<(String, String)> = self
             .scan(&self.likes_table)
             .await
             .into_iter()
+            .filter(|item| !item["user_id"].as_s().is_ok_and(|u| u.starts_with('~')))
             .map(|item| {
                 let s = |k: &str| item[k].as_s().expect("string attribute").clone();
                 (s("post_id"), s("user_id"))

@@ -80,7 +80,8 @@ async fn round_trip(post: &str, other: &str, user: &str, all: bool) {
     let mut want = vec![post.to_owned(), other.to_owned()];
     want.sort();
     assert_eq!(pages(&app, "/users/me/likes", user, "post_id").await, want);
-    let summary = ApiEvent::new("GET", "/likes/summary").query(&format!("post_ids={p},{q}"));
+    let comma = if all { "%2C" } else { "," };
+    let summary = ApiEvent::new("GET", "/likes/summary").query(&format!("post_ids={p}{comma}{q}"));
     let (s, b, _) = call(&app, summary.caller(user)).await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(ids(&b, "post_id"), [post, other]);
@@ -126,10 +127,13 @@ proptest! {
             let (s, b, _) = call_as(&app, "PUT", &path, &good).await;
             assert_eq!((s, b["error"]["code"].as_str()), (400, Some("invalid_id")), "{bad:?}: {b}");
             assert!(b["error"]["message"].as_str().unwrap().contains("post_id"));
-            let query = format!("post_ids={}", encode(&bad, all));
-            let (s, b, _) = call(&app, ApiEvent::new("GET", "/likes/summary").query(&query).caller(&good)).await;
-            assert_eq!(s, 400, "{bad:?}: {b}");
-            assert!(b["error"]["message"].as_str().unwrap().contains("post_ids"), "{b}");
+            // In post_ids a comma separates ids (encoded or not), so it is not part of a bad id.
+            if !bad.contains(',') {
+                let query = format!("post_ids={}", encode(&bad, all));
+                let (s, b, _) = call(&app, ApiEvent::new("GET", "/likes/summary").query(&query).caller(&good)).await;
+                assert_eq!(s, 400, "{bad:?}: {b}");
+                assert!(b["error"]["message"].as_str().unwrap().contains("post_ids"), "{b}");
+            }
             let (s, b, _) = call_as(&app, "PUT", "/posts/p/like", &bad).await;
             assert_eq!((s, b["error"]["code"].as_str()), (401, Some("unauthorized")), "{bad:?}");
             assert!(app.likes.pairs().is_empty(), "nothing was written");

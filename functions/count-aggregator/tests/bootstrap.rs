@@ -13,10 +13,10 @@ use likes_integration_tests::Tables;
 use serde_json::Value;
 
 fn binary() -> PathBuf {
-    std::env::var_os("LIKES_AGGREGATOR_BIN")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_count-aggregator")))
+    fake_runtime::binary_under_test(
+        "LIKES_AGGREGATOR_BIN",
+        env!("CARGO_BIN_EXE_count-aggregator"),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -23,14 +23,11 @@ use serde_json::Value;
 
 const FUNCTION: &str = "CountAggregatorFunction";
 
-/// The binary under test: `LIKES_AGGREGATOR_BIN` if set (a relative path is taken from the workspace root,
-/// where `target/` is), else the one Cargo built for this test.
 fn binary() -> PathBuf {
-    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-    std::env::var_os("LIKES_AGGREGATOR_BIN")
-        .filter(|v| !v.is_empty())
-        .map(|v| root.join(v))
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_count-aggregator")))
+    fake_runtime::binary_under_test(
+        "LIKES_AGGREGATOR_BIN",
+        env!("CARGO_BIN_EXE_count-aggregator"),
+    )
 }
 
 fn events_dir() -> PathBuf {

@@ -5,7 +5,6 @@ use lambda_http::request::RequestContext;
 use lambda_http::{Request, RequestExt};
 use likes_core::token::BadKey;
 use likes_core::{PostId, UserId, WriteToken};
-use percent_encoding::percent_decode_str;
 
 use crate::error::ApiError;
 
@@ -108,33 +107,17 @@ pub fn limit(req: &Request) -> Result<usize, ApiError> {
     }
 }
 
-/// `post_ids=a,b,c`: 1 to 100 post ids; duplicates folded, first occurrence kept.
-///
-/// Read from the raw query string, not the decoded parameters: the list is split on literal
-/// commas first and each id is then percent-decoded exactly once, so an encoded `%2C` stays
-/// inside an id (and is rejected there) instead of splitting it in two. `+` means a space, as
-/// everywhere in a query string: an id holding `+` is sent as `%2B`.
+/// `post_ids=a,b,c`: 1 to 100 post ids; duplicates folded, first occurrence kept. The value is
+/// percent-decoded once, as every query value, then split on commas: an id cannot hold a comma,
+/// so `a%2Cb` (what `URLSearchParams` and `urlencode` send for `a,b`) means the same two ids.
 pub fn summary_ids(req: &Request) -> Result<Vec<PostId>, ApiError> {
-    let raw_query = req.uri().query().unwrap_or("");
-    let mut values = raw_query.split('&').filter_map(|pair| {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        (decode_query(key) == "post_ids").then_some(value)
-    });
-    let raw = match (values.next(), values.next()) {
-        (None, _) | (Some(""), None) => {
-            return Err(ApiError::bad_request(
-                "invalid_post_ids",
-                "post_ids must list 1 to 100 post ids, comma-separated",
-            ))
-        }
-        (Some(one), None) => one,
-        (Some(_), Some(_)) => {
-            return Err(ApiError::bad_request(
-                "invalid_query",
-                "post_ids may be given only once",
-            ))
-        }
-    };
+    let raw = query_param(req, "post_ids")?.unwrap_or("");
+    if raw.is_empty() {
+        return Err(ApiError::bad_request(
+            "invalid_post_ids",
+            "post_ids must list 1 to 100 post ids, comma-separated",
+        ));
+    }
     let parts: Vec<&str> = raw.split(',').collect();
     if parts.len() > MAX_SUMMARY_IDS {
         return Err(ApiError::bad_request(
@@ -148,17 +131,10 @@ pub fn summary_ids(req: &Request) -> Result<Vec<PostId>, ApiError> {
     let mut seen = std::collections::HashSet::new();
     let mut ids = Vec::with_capacity(parts.len());
     for part in parts {
-        let id = PostId::parse_field("post_ids", &decode_query(part))?;
+        let id = PostId::parse_field("post_ids", part)?;
         if seen.insert(id.clone()) {
             ids.push(id);
         }
     }
     Ok(ids)
-}
-
-/// One query-string component, decoded as browsers and HTTP clients encode it (`+` is a space).
-fn decode_query(raw: &str) -> String {
-    percent_decode_str(&raw.replace('+', " "))
-        .decode_utf8_lossy()
-        .into_owned()
 }

@@ -12,10 +12,7 @@ use likes_integration_tests::Tables;
 use serde_json::Value;
 
 fn binary() -> PathBuf {
-    std::env::var_os("LIKES_LAMBDA_BIN")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_likes-api")))
+    fake_runtime::binary_under_test("LIKES_LAMBDA_BIN", env!("CARGO_BIN_EXE_likes-api"))
 }
 
 fn sample_event(method: &str, raw_path: &str, raw_query: &str) -> Value {

@@ -285,3 +285,15 @@ fn collect<R: tokio::io::AsyncRead + Unpin + Send + 'static>(r: R, into: Arc<Mut
         }
     });
 }
+
+/// The function binary a test runs: the path in the environment variable `var` if set (a
+/// relative path is taken from the workspace root, where `target/` usually is, not from the
+/// package directory cargo runs tests in), else `built` (the `CARGO_BIN_EXE_…` cargo built for
+/// the test).
+pub fn binary_under_test(var: &str, built: &str) -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(|v| root.join(v))
+        .unwrap_or_else(|| std::path::PathBuf::from(built))
+}
