@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use count_aggregator::Aggregator;
 use likes_core::{bucket_of, CountsStore, DynamoCounts, PostBucket, PostId, UserId, BUCKETS};
-use likes_integration_tests::stream::{event, seqs, FaultPlan, FaultyCounts, Rec};
+use likes_integration_tests::stream::{event, seqs, Deliver, FaultPlan, FaultyCounts, Rec};
 use likes_integration_tests::Tables;
 
 type Agg = Aggregator<FaultyCounts<DynamoCounts>>;
@@ -45,7 +45,7 @@ async fn a_batch_applied_twice_counts_once() {
     let post = PostId::new_random();
     let recs = likes_of(&post, &users(40), BASE21);
     for _ in 0..2 {
-        let report = agg.process(&event(&recs)).await;
+        let report = agg.deliver(&event(&recs)).await;
         assert_eq!(report.checkpoint, None);
         assert_eq!(report.anomalies, 0);
     }
@@ -65,10 +65,10 @@ async fn redelivery_from_any_record_inside_a_batch_never_double_counts() {
         recs.push(Rec::new(false, &post, u, seq.to_string()));
         seq += 3;
     }
-    agg.process(&event(&recs)).await;
+    agg.deliver(&event(&recs)).await;
     assert_eq!(count(&agg, &post).await, 7);
     for start in 0..recs.len() {
-        let report = agg.process(&event(&recs[start..])).await;
+        let report = agg.deliver(&event(&recs[start..])).await;
         assert_eq!(report.checkpoint, None);
         assert_eq!(report.anomalies, 0);
         assert_eq!(
@@ -99,12 +99,12 @@ async fn bisected_halves_after_a_midway_failure_give_the_right_counts() {
         fail_writes_after: Some(3),
         ..FaultPlan::default()
     });
-    let failed = agg.process(&event(&recs)).await;
+    let failed = agg.deliver(&event(&recs)).await;
     agg.store().clear();
     assert!(failed.checkpoint.is_some());
     let mid = recs.len() / 2;
     for half in [&recs[..mid], &recs[mid..]] {
-        let report = agg.process(&event(half)).await;
+        let report = agg.deliver(&event(half)).await;
         assert_eq!(report.checkpoint, None);
     }
     for p in &posts {
@@ -124,22 +124,23 @@ async fn like_and_unlike_in_one_batch_then_redelivery_from_the_unlike() {
         Rec::new(false, &post, &user, s[1].clone()),
     ];
     let writes_before = agg.store().writes.load(Ordering::SeqCst);
-    agg.process(&event(&recs)).await;
+    agg.deliver(&event(&recs)).await;
     // Delta 0 still wrote (and advanced the hwm to the unlike).
     assert_eq!(agg.store().writes.load(Ordering::SeqCst) - writes_before, 1);
-    let row = t
+    let item = t
         .counts()
-        .read_row(&PostBucket::for_like(&post, &user))
+        .read_post(&post)
         .await
         .unwrap()
-        .expect("a delta-0 group still writes its row");
+        .expect("a delta-0 group still writes the post's item");
+    let row = &item.buckets[usize::from(likes_core::bucket_of(&user))];
     assert_eq!(
         row.hwm.as_ref().map(|h| h.raw().to_owned()),
         Some(s[1].clone())
     );
-    assert_eq!(row.like_count, 0);
+    assert_eq!(row.count, 0);
 
-    let report = agg.process(&event(&recs[1..])).await;
+    let report = agg.deliver(&event(&recs[1..])).await;
     assert_eq!(report.checkpoint, None);
     assert_eq!(report.duplicates, 1);
     assert_eq!(
@@ -179,7 +180,7 @@ async fn many_posts_and_all_buckets_interleaved() {
         seq += 1;
     }
     for chunk in recs.chunks(50) {
-        assert_eq!(agg.process(&event(chunk)).await.checkpoint, None);
+        assert_eq!(agg.deliver(&event(chunk)).await.checkpoint, None);
     }
     for p in &posts {
         let want = recs
@@ -189,30 +190,33 @@ async fn many_posts_and_all_buckets_interleaved() {
             .sum::<i64>();
         assert_eq!(count(&agg, p).await, want);
     }
-    // One row per (post, bucket) that had records, and every bucket was exercised.
-    let want: std::collections::BTreeSet<(String, String)> = recs
+    // One item per post, with a mark for each bucket that had records; every bucket exercised.
+    let want: std::collections::BTreeSet<(String, u8)> = recs
         .iter()
-        .map(|r| (r.post.to_string(), r.row().bucket.to_string()))
+        .map(|r| (r.post.to_string(), r.row().bucket))
         .collect();
-    let got: std::collections::BTreeSet<(String, String)> = t
-        .scan(&t.counts_table)
-        .await
-        .iter()
-        .map(|row| {
-            (
-                row["post_id"].as_s().unwrap().clone(),
-                row["bucket"].as_n().unwrap().clone(),
-            )
-        })
-        .collect();
+    let mut got = std::collections::BTreeSet::new();
+    for item in t.scan(&t.counts_table).await {
+        let post = item["post_id"].as_s().unwrap().clone();
+        for b in 0..BUCKETS {
+            if item.contains_key(&format!("h{b}")) {
+                got.insert((post.clone(), b));
+            }
+        }
+    }
     assert_eq!(got, want);
+    assert_eq!(
+        t.scan(&t.counts_table).await.len(),
+        posts.len(),
+        "one item per post"
+    );
     let buckets: std::collections::HashSet<u8> = recs.iter().map(|r| r.row().bucket).collect();
     assert_eq!(buckets.len(), BUCKETS as usize);
 }
 
 /// Invariants 5 and 6.
 #[tokio::test]
-async fn one_failing_group_reports_its_lowest_unapplied_record_and_the_rest_apply() {
+async fn one_failing_post_reports_its_lowest_unapplied_record_and_the_rest_apply() {
     let (_t, agg) = setup().await;
     let posts: Vec<PostId> = (0..4).map(|_| PostId::new_random()).collect();
     let mut recs = Vec::new();
@@ -229,7 +233,7 @@ async fn one_failing_group_reports_its_lowest_unapplied_record_and_the_rest_appl
         fail_rows: [victim.row()].into_iter().collect(),
         ..FaultPlan::default()
     });
-    let report = agg.process(&event(&recs)).await;
+    let report = agg.deliver(&event(&recs)).await;
     agg.store().clear();
     let response = report.response();
     assert_eq!(response.batch_item_failures.len(), 1);
@@ -238,24 +242,23 @@ async fn one_failing_group_reports_its_lowest_unapplied_record_and_the_rest_appl
         Some(victim.seq.as_str()),
         "the lowest unapplied sequence number, exactly as received"
     );
+    // The post's buckets are written together: none of them applied; every other post was.
     for p in &posts {
-        let want = recs
-            .iter()
-            .filter(|r| r.post == *p && r.row() != victim.row())
-            .count() as i64;
-        assert_eq!(count(&agg, p).await, want, "other groups were applied");
+        let want = if *p == victim.post { 0 } else { 3 };
+        assert_eq!(count(&agg, p).await, want, "other posts were applied");
     }
+    assert_eq!(report.failed_posts, 1);
     // Lambda redelivers from the checkpoint.
     let at = recs.iter().position(|r| r.seq == victim.seq).unwrap();
-    assert_eq!(agg.process(&event(&recs[at..])).await.checkpoint, None);
+    assert_eq!(agg.deliver(&event(&recs[at..])).await.checkpoint, None);
     for p in &posts {
         assert_eq!(count(&agg, p).await, 3);
     }
 }
 
-/// Invariant 2.
+/// Invariant 2: one write per post, however many of its buckets the batch holds.
 #[tokio::test]
-async fn the_happy_path_sends_exactly_one_write_per_group() {
+async fn the_happy_path_sends_exactly_one_write_per_post() {
     let (_t, agg) = setup().await;
     let posts: Vec<PostId> = (0..3).map(|_| PostId::new_random()).collect();
     let mut recs = Vec::new();
@@ -267,9 +270,10 @@ async fn the_happy_path_sends_exactly_one_write_per_group() {
         }
     }
     let groups: std::collections::HashSet<PostBucket> = recs.iter().map(Rec::row).collect();
-    let report = agg.process(&event(&recs)).await;
-    assert_eq!(report.groups, groups.len());
-    assert_eq!(agg.store().writes.load(Ordering::SeqCst), groups.len());
+    let report = agg.deliver(&event(&recs)).await;
+    assert_eq!((report.groups, report.posts), (groups.len(), posts.len()));
+    assert!(groups.len() > 2 * posts.len(), "the posts' likes span many buckets");
+    assert_eq!(agg.store().writes.load(Ordering::SeqCst), posts.len());
     assert_eq!(agg.store().reads.load(Ordering::SeqCst), 0);
     for p in &posts {
         assert_eq!(count(&agg, p).await, 40);
@@ -302,7 +306,7 @@ async fn sequence_numbers_compare_numerically_from_21_to_40_digits() {
     let inserts = [true, false, true, false, true, false];
     for i in 0..steps.len() {
         let rec = Rec::new(inserts[i], &post, &users_seq[i], steps[i].clone());
-        let report = agg.process(&event(&[rec])).await;
+        let report = agg.deliver(&event(&[rec])).await;
         assert_eq!(
             report.duplicates,
             0,
@@ -312,7 +316,7 @@ async fn sequence_numbers_compare_numerically_from_21_to_40_digits() {
         // A redelivery of the previous record is still recognised.
         if i > 0 {
             let prev = Rec::new(inserts[i - 1], &post, &user, steps[i - 1].clone());
-            let again = agg.process(&event(&[prev])).await;
+            let again = agg.deliver(&event(&[prev])).await;
             assert_eq!(again.duplicates, 1, "step {i}");
         }
     }
@@ -350,7 +354,7 @@ async fn unparsable_and_ignored_records_do_not_block_the_shard() {
         record_json(&good[1]),
         record_json(&good[2]),
     ];
-    let report = agg.process(&event_json(&records)).await;
+    let report = agg.deliver(&event_json(&records)).await;
     assert_eq!(report.checkpoint, None, "nothing blocks the shard");
     assert_eq!(report.skipped, 4);
     assert_eq!(report.ignored, 1);
@@ -364,7 +368,7 @@ async fn a_count_that_would_go_negative_is_applied_and_flagged() {
     let (post, user) = (PostId::new_random(), UserId::new_random());
     // An unlike whose like was never counted (e.g. lost to stream retention).
     let report = agg
-        .process(&event(&[Rec::new(false, &post, &user, BASE21.to_string())]))
+        .deliver(&event(&[Rec::new(false, &post, &user, BASE21.to_string())]))
         .await;
     assert_eq!(report.checkpoint, None);
     assert_eq!(report.anomalies, 1);
@@ -382,7 +386,7 @@ async fn a_record_dropped_as_applied_but_newer_than_the_row_is_flagged() {
     let s = seqs(BASE21, 2);
     // The row's hwm reaches s[1]...
     let first = agg
-        .process(&event(&[Rec::new(true, &post, &user, s[1].clone())]))
+        .deliver(&event(&[Rec::new(true, &post, &user, s[1].clone())]))
         .await;
     assert_eq!(first.anomalies, 0);
     // ...so s[0] is dropped as already applied. Were it created before the row's last write,
@@ -390,12 +394,12 @@ async fn a_record_dropped_as_applied_but_newer_than_the_row_is_flagged() {
     let mut late = record_json(&Rec::new(true, &post, &user, s[0].clone()));
     let in_an_hour = chrono::Utc::now().timestamp() as f64 + 3600.0;
     late["dynamodb"]["ApproximateCreationDateTime"] = in_an_hour.into();
-    let report = agg.process(&event_json(&[late])).await;
+    let report = agg.deliver(&event_json(&[late])).await;
     assert_eq!(report.duplicates, 1);
     assert_eq!(report.anomalies, 1);
     assert_eq!(report.checkpoint, None);
 
     let ordinary = record_json(&Rec::new(true, &post, &user, s[0].clone()));
-    let report = agg.process(&event_json(&[ordinary])).await;
+    let report = agg.deliver(&event_json(&[ordinary])).await;
     assert_eq!((report.duplicates, report.anomalies), (1, 0));
 }

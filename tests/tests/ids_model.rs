@@ -6,7 +6,7 @@ use count_aggregator::Aggregator;
 use likes_api::App;
 use likes_core::store::memory::{MemoryCounts, MemoryLikes};
 use likes_core::{PostBucket, PostId, UserId};
-use likes_integration_tests::stream::{event, Rec};
+use likes_integration_tests::stream::{event, Deliver, Rec};
 use likes_integration_tests::{call, call_as, ApiEvent};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -91,7 +91,7 @@ async fn round_trip(post: &str, other: &str, user: &str, all: bool) {
     let key = PostBucket::for_like(&post_id, &user_id);
     let rec = Rec::new(true, &post_id, &user_id, "100000000000000000001");
     assert_eq!(rec.row(), key);
-    let report = Aggregator::new(&counts).process(&event(&[rec])).await;
+    let report = Aggregator::new(&counts).deliver(&event(&[rec])).await;
     assert_eq!((report.groups, report.skipped), (1, 0));
     let (_, b, _) = call_as(&app, "GET", &format!("/posts/{p}/likes/count"), user).await;
     assert_eq!(b["like_count"], 1);

@@ -49,8 +49,11 @@ async fn the_stream_sample_counts_one_like() {
         assert!(pk.ends_with(&format!("#{}", bucket_of(&user))), "{pk}");
     }
     let agg = Aggregator::new(t.counts());
-    let resp = agg.handle(&event).await;
-    assert!(resp.batch_item_failures.is_empty());
+    let report = agg
+        .process_json(&sample("stream-batch.json"), None)
+        .await
+        .expect("parses");
+    assert!(report.response().batch_item_failures.is_empty());
     let post = PostId::parse("0f8fad5b-d9cb-469f-a165-70867728950e").unwrap();
     assert_eq!(t.counts().post_count(&post).await.unwrap(), 1);
 }

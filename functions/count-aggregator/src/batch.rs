@@ -1,201 +1,250 @@
-//! Parsing and grouping a stream batch. Pure: no I/O.
+//! Decoding and grouping a stream batch. Pure: no I/O.
+//!
+//! The event is decoded into borrowed structs of just the fields the aggregator reads (key
+//! strings and sequence numbers point into the event's text; a string is copied only if it
+//! holds a JSON escape, which keys and sequence numbers never do). Records are grouped by
+//! source partition key (invariant 1), and the keys' groups by post: a post's buckets are
+//! written with one update.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use aws_lambda_events::dynamodb::{Event, EventRecord};
-use chrono::{DateTime, Utc};
 use likes_core::bucket::split_key;
-use likes_core::schema::likes::{PK, SK};
-use likes_core::{PostBucket, SeqNo};
-use serde_dynamo::AttributeValue;
+use likes_core::{PostId, Seq};
+use serde::Deserialize;
 
-/// One counted stream record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    pub seq: SeqNo,
-    /// +1 for INSERT (a like), −1 for REMOVE (an unlike).
-    pub delta: i64,
-    pub created: DateTime<Utc>,
+/// A DynamoDB stream batch as Lambda delivers it, reduced to what is read.
+#[derive(Debug, Deserialize)]
+pub struct StreamEvent<'a> {
+    #[serde(rename = "Records", borrow, default)]
+    pub records: Vec<StreamRecord<'a>>,
 }
 
-/// All of one source partition key's records in a batch, in stream order.
+#[derive(Debug, Deserialize)]
+pub struct StreamRecord<'a> {
+    #[serde(rename = "eventID", borrow, default)]
+    pub event_id: Option<Cow<'a, str>>,
+    #[serde(rename = "eventName", borrow, default)]
+    pub event_name: Option<Cow<'a, str>>,
+    #[serde(rename = "dynamodb", borrow, default)]
+    pub change: Option<StreamChange<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct StreamChange<'a> {
+    /// Epoch seconds.
+    #[serde(rename = "ApproximateCreationDateTime", default)]
+    pub created: Option<f64>,
+    #[serde(rename = "Keys", borrow, default)]
+    pub keys: Keys<'a>,
+    #[serde(rename = "SequenceNumber", borrow, default)]
+    pub sequence_number: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Keys<'a> {
+    #[serde(borrow, default)]
+    pub post_bucket: Option<StringAttr<'a>>,
+    #[serde(borrow, default)]
+    pub user_id: Option<StringAttr<'a>>,
+}
+
+/// A key attribute in DynamoDB JSON; `s` is `None` unless it is a string (`{"S": …}`).
+#[derive(Debug, Deserialize)]
+pub struct StringAttr<'a> {
+    #[serde(rename = "S", borrow, default)]
+    pub s: Option<Cow<'a, str>>,
+}
+
+/// One counted stream record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Change<'a> {
+    pub seq: Seq<'a>,
+    /// +1 for INSERT (a like), −1 for REMOVE (an unlike).
+    pub delta: i64,
+    /// When the record was created, epoch seconds (0 if the record did not say).
+    pub created: i64,
+}
+
+/// All of one `post_bucket`'s records in a batch, in stream order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Group {
-    pub row: PostBucket,
-    pub changes: Vec<Change>,
+pub struct BucketGroup<'a> {
+    pub bucket: u8,
+    pub changes: Vec<Change<'a>>,
+}
+
+/// A post's bucket groups, written together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostGroup<'a> {
+    pub post: PostId,
+    pub buckets: Vec<BucketGroup<'a>>,
+}
+
+impl PostGroup<'_> {
+    pub fn records(&self) -> usize {
+        self.buckets.iter().map(|b| b.changes.len()).sum()
+    }
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Parsed {
-    pub groups: Vec<Group>,
+pub struct Parsed<'a> {
+    pub posts: Vec<PostGroup<'a>>,
     /// Records of other kinds (MODIFY), and records of control items (sort key starting with
     /// `~`: request markers, recount fences): nothing to count.
     pub ignored: usize,
     /// Records that can never be applied (no sequence number, missing or malformed key): logged
-    /// and skipped so they cannot block the shard.
+    /// and skipped so they cannot block the shard (invariant 7).
     pub skipped: usize,
+    /// Records delivered twice within the batch (a sequence number not above the one before it
+    /// in its group): counted once.
+    pub repeated: usize,
 }
 
-impl Parsed {
+impl Parsed<'_> {
     pub fn records(&self) -> usize {
-        self.groups.iter().map(|g| g.changes.len()).sum()
+        self.posts.iter().map(PostGroup::records).sum()
+    }
+
+    pub fn groups(&self) -> usize {
+        self.posts.iter().map(|p| p.buckets.len()).sum()
     }
 }
 
-fn delta_of(event_name: &str) -> Option<i64> {
+fn delta_of(event_name: Option<&str>) -> Option<i64> {
     match event_name {
-        "INSERT" => Some(1),
-        "REMOVE" => Some(-1),
+        Some("INSERT") => Some(1),
+        Some("REMOVE") => Some(-1),
         _ => None,
     }
 }
 
 #[derive(Debug, thiserror::Error)]
 enum Unparsable {
+    #[error("no dynamodb field")]
+    NoChange,
     #[error("no SequenceNumber")]
     NoSequence,
     #[error("{0}")]
     BadSequence(#[from] likes_core::seq::BadSeqNo),
-    #[error("key {PK} is missing or not a string")]
+    #[error("key post_bucket is missing or not a string")]
     NoKey,
-    #[error("key {PK} {0:?} is not \"<post_id>#<0..15>\"")]
+    #[error("key post_bucket {0:?} is not \"<post_id>#<0..15>\"")]
     BadKey(String),
 }
 
-/// A record of a control item: its sort key starts with `~`, which no user id can.
-fn is_control(record: &EventRecord) -> bool {
-    matches!(record.change.keys.get(SK), Some(AttributeValue::S(s)) if s.starts_with('~'))
-}
-
-/// The record's partition key (checked, borrowed from the event) and sequence number.
-fn parse_record(record: &EventRecord) -> Result<(&str, SeqNo), Unparsable> {
-    let raw_seq = record
+fn skip(out: &mut Parsed<'_>, record: &StreamRecord<'_>, why: Unparsable) {
+    out.skipped += 1;
+    let seq = record
         .change
-        .sequence_number
-        .as_deref()
-        .ok_or(Unparsable::NoSequence)?;
-    let seq = SeqNo::parse(raw_seq)?;
-    let key = match record.change.keys.get(PK) {
-        Some(AttributeValue::S(s)) => s,
-        _ => return Err(Unparsable::NoKey),
-    };
-    split_key(key).map_err(|_| Unparsable::BadKey(key.chars().take(100).collect()))?;
-    Ok((key.as_str(), seq))
+        .as_ref()
+        .and_then(|c| c.sequence_number.as_deref())
+        .unwrap_or("<none>");
+    tracing::error!(
+        sequence_number = seq,
+        event_id = record.event_id.as_deref().unwrap_or("<none>"),
+        %why,
+        "skipping a stream record that can never be applied"
+    );
 }
 
 /// Groups the batch's INSERT/REMOVE records by source partition key, keeping stream order
-/// within each group (invariant 1). Groups come out in order of first appearance. Records that
-/// can never apply are logged and skipped (invariant 7).
-pub fn parse(event: &Event) -> Parsed {
+/// within each group (invariant 1), and the groups by post. Posts, and buckets within a post,
+/// come out in order of first appearance. Records that can never apply are logged and skipped
+/// (invariant 7).
+pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
     let mut out = Parsed::default();
-    // Keyed by the key as stored, borrowed from the event: one PostBucket per group, not per
-    // record.
-    let mut index: HashMap<&str, usize> = HashMap::new();
+    // Keyed by the key as stored, borrowed from the event: a key is checked and a PostId built
+    // once per group, not per record.
+    let mut groups: HashMap<&'a str, (usize, usize)> = HashMap::new();
+    let mut posts: HashMap<&'a str, usize> = HashMap::new();
     for record in &event.records {
-        let Some(delta) = delta_of(&record.event_name) else {
+        let Some(delta) = delta_of(record.event_name.as_deref()) else {
             out.ignored += 1;
             continue;
         };
-        if is_control(record) {
+        let Some(change) = record.change.as_ref() else {
+            skip(&mut out, record, Unparsable::NoChange);
+            continue;
+        };
+        let user = change.keys.user_id.as_ref().and_then(|a| a.s.as_deref());
+        if user.is_some_and(|u| u.starts_with('~')) {
             out.ignored += 1;
             continue;
         }
-        match parse_record(record) {
-            Ok((key, seq)) => {
-                let change = Change {
-                    seq,
-                    delta,
-                    created: record.change.approximate_creation_date_time,
-                };
-                let i = match index.get(key) {
-                    Some(&i) => i,
-                    None => {
-                        let Ok(row) = PostBucket::parse(key) else {
-                            continue;
-                        };
-                        out.groups.push(Group {
-                            row,
-                            changes: Vec::new(),
-                        });
-                        index.insert(key, out.groups.len() - 1);
-                        out.groups.len() - 1
-                    }
-                };
-                out.groups[i].changes.push(change);
+        let Some(raw_seq) = change.sequence_number.as_deref() else {
+            skip(&mut out, record, Unparsable::NoSequence);
+            continue;
+        };
+        let seq = match Seq::parse(raw_seq) {
+            Ok(s) => s,
+            Err(e) => {
+                skip(&mut out, record, e.into());
+                continue;
             }
-            Err(why) => {
-                out.skipped += 1;
-                tracing::error!(
-                    sequence_number = record.change.sequence_number.as_deref().unwrap_or("<none>"),
-                    event_id = %record.event_id,
-                    %why,
-                    "skipping a stream record that can never be applied"
-                );
-            }
+        };
+        let Some(key) = change
+            .keys
+            .post_bucket
+            .as_ref()
+            .and_then(|a| a.s.as_deref())
+        else {
+            skip(&mut out, record, Unparsable::NoKey);
+            continue;
+        };
+        let (p, g) = match groups.get(key) {
+            Some(&at) => at,
+            None => match first_of_group(&mut out, &mut posts, key) {
+                Some(at) => {
+                    groups.insert(key, at);
+                    at
+                }
+                None => {
+                    let shown = key.chars().take(100).collect();
+                    skip(&mut out, record, Unparsable::BadKey(shown));
+                    continue;
+                }
+            },
+        };
+        let changes = &mut out.posts[p].buckets[g].changes;
+        if changes.last().is_some_and(|last| last.seq >= seq) {
+            out.repeated += 1;
+            continue;
         }
+        changes.push(Change {
+            seq,
+            delta,
+            created: change.created.map(|t| t as i64).unwrap_or(0),
+        });
     }
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use likes_core::{PostId, UserId};
-    use likes_testkit::stream::{batch, StreamRecord};
-
-    fn rec(name: &str, post: &PostId, user: &UserId, seq: u64) -> serde_json::Value {
-        let seq = (100_000_000_000_000_000_000u128 + u128::from(seq)).to_string();
-        let pb = PostBucket::for_like(post, user).to_string();
-        StreamRecord::likes(name, &pb, user.as_ref(), &seq).to_json()
-    }
-
-    #[test]
-    fn groups_by_key_in_stream_order_and_first_appearance() {
-        let (p, q) = (PostId::new_random(), PostId::new_random());
-        let u = UserId::new_random();
-        let records = vec![
-            rec("INSERT", &p, &u, 1),
-            rec("INSERT", &q, &u, 2),
-            rec("MODIFY", &p, &u, 3),
-            rec("REMOVE", &p, &u, 4),
-            rec("INSERT", &p, &u, 5),
-        ];
-        let event: Event = serde_json::from_value(batch(records)).unwrap();
-        let parsed = parse(&event);
-        assert_eq!(parsed.ignored, 1);
-        assert_eq!(parsed.skipped, 0);
-        assert_eq!(parsed.records(), 4);
-        assert_eq!(parsed.groups.len(), 2);
-        assert_eq!(parsed.groups[0].row, PostBucket::for_like(&p, &u));
-        assert_eq!(parsed.groups[1].row, PostBucket::for_like(&q, &u));
-        let p_changes: Vec<(String, i64)> = parsed.groups[0]
-            .changes
-            .iter()
-            .map(|c| (c.seq.raw().to_owned(), c.delta))
-            .collect();
-        assert_eq!(
-            p_changes,
-            vec![
-                ("100000000000000000001".to_owned(), 1),
-                ("100000000000000000004".to_owned(), -1),
-                ("100000000000000000005".to_owned(), 1),
-            ]
-        );
-    }
-
-    #[test]
-    fn an_empty_or_foreign_batch_yields_nothing() {
-        let event: Event = serde_json::from_value(batch(vec![])).unwrap();
-        assert_eq!(parse(&event), Parsed::default());
-        let mut bad = rec("INSERT", &PostId::new_random(), &UserId::new_random(), 1);
-        bad["dynamodb"]["SequenceNumber"] = "12x".into();
-        let event: Event = serde_json::from_value(batch(vec![bad])).unwrap();
-        let parsed = parse(&event);
-        assert_eq!((parsed.skipped, parsed.groups.len()), (1, 0));
-        // A request marker in the post's bucket is control, not a like.
-        let marker = StreamRecord::likes("INSERT", "p#3", "~op#u#k-1", "100000000000000000009");
-        let event: Event = serde_json::from_value(batch(vec![marker.to_json()])).unwrap();
-        let parsed = parse(&event);
-        assert_eq!((parsed.ignored, parsed.groups.len()), (1, 0));
-    }
+/// Opens the group of a key not seen before in the batch (and its post's, if new): where its
+/// changes go, or `None` if the key is not a Likes partition key.
+fn first_of_group<'a>(
+    out: &mut Parsed<'a>,
+    posts: &mut HashMap<&'a str, usize>,
+    key: &'a str,
+) -> Option<(usize, usize)> {
+    let (post_str, bucket) = split_key(key).ok()?;
+    let p = match posts.get(post_str) {
+        Some(&p) => p,
+        None => {
+            let post = PostId::parse(post_str).ok()?;
+            out.posts.push(PostGroup {
+                post,
+                buckets: Vec::new(),
+            });
+            posts.insert(post_str, out.posts.len() - 1);
+            out.posts.len() - 1
+        }
+    };
+    out.posts[p].buckets.push(BucketGroup {
+        bucket,
+        changes: Vec::new(),
+    });
+    Some((p, out.posts[p].buckets.len() - 1))
 }
+
+#[cfg(test)]
+mod tests;

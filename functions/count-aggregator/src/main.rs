@@ -1,27 +1,41 @@
-use aws_lambda_events::dynamodb::Event;
+use std::time::{Duration, Instant};
+
 use aws_lambda_events::streams::DynamoDbEventResponse;
-use count_aggregator::{batch_lag_ms, emf_line, Aggregator};
+use count_aggregator::{emf_line, Aggregator, Settings};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use likes_core::config::{dynamo_client, Config};
 use likes_core::DynamoCounts;
+use serde_json::value::RawValue;
+
+/// The invocation's deadline (epoch milliseconds, from the Lambda context) as an instant.
+fn deadline_of(epoch_ms: u64) -> Instant {
+    let now_ms = chrono::Utc::now().timestamp_millis().max(0) as u64;
+    Instant::now() + Duration::from_millis(epoch_ms.saturating_sub(now_ms))
+}
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     likes_core::config::init_lambda_tracing();
     let config = Config::from_env()?;
     let client = dynamo_client().await;
-    let aggregator = Aggregator::new(DynamoCounts::new(client, config.counts_table));
+    let aggregator = Aggregator::with_settings(
+        DynamoCounts::new(client, config.counts_table),
+        Settings::from_env(),
+    );
     let function_name =
         std::env::var("AWS_LAMBDA_FUNCTION_NAME").unwrap_or_else(|_| "count-aggregator".into());
     let aggregator = &aggregator;
     let function_name = function_name.as_str();
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<Event>| async move {
-        let report = aggregator.process(&event.payload).await;
-        println!(
-            "{}",
-            emf_line(function_name, &report, batch_lag_ms(&event.payload))
-        );
-        Ok::<DynamoDbEventResponse, Error>(report.response())
-    }))
+    // The event arrives as raw JSON and is decoded into borrowed structs of what is read.
+    lambda_runtime::run(service_fn(
+        move |event: LambdaEvent<Box<RawValue>>| async move {
+            let deadline = deadline_of(event.context.deadline);
+            let report = aggregator
+                .process_json(event.payload.get(), Some(deadline))
+                .await?;
+            println!("{}", emf_line(function_name, &report));
+            Ok::<DynamoDbEventResponse, Error>(report.response())
+        },
+    ))
     .await
 }

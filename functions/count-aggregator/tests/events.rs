@@ -243,15 +243,16 @@ async fn play(entry: &Value) -> Vec<String> {
     for row in expect["rows"].as_array().into_iter().flatten() {
         let key = row["post_bucket"].as_str().expect("rows: post_bucket");
         let pb = PostBucket::parse(key).expect("a post_bucket in rows");
-        match counts.read_row(&pb).await {
-            Ok(Some(got)) => {
+        match counts.read_post(&pb.post).await {
+            Ok(Some(item)) => {
+                let got = &item.buckets[usize::from(pb.bucket)];
                 let hwm = got.hwm.as_ref().map(|h| h.raw().to_owned());
-                if Some(got.like_count) != row["like_count"].as_i64()
+                if Some(got.count) != row["like_count"].as_i64()
                     || hwm.as_deref() != row["hwm"].as_str()
                 {
                     problems.push(format!(
                         "row {key}: expected {row}, got like_count {} hwm {hwm:?}",
-                        got.like_count
+                        got.count
                     ));
                 }
             }

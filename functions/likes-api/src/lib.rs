@@ -4,20 +4,24 @@
 //! driven by a constructed event in tests and by the local API Gateway stand-in. Each route is one
 //! method below; `routes` maps requests to them and `request` reads what they need.
 
+pub mod cache;
 pub mod cursor;
 pub mod error;
+mod http_cache;
 pub mod lambda;
 pub mod metrics;
 pub mod request;
 pub mod routes;
 
-use futures::stream::{self, StreamExt, TryStreamExt};
+use std::collections::HashMap;
+
 use http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 use likes_core::time::now_ts;
 use likes_core::{CountsStore, LikesStore, Page, PostId, StoreError, UserId};
 use serde_json::{json, Value};
 
+pub use crate::cache::CountCache;
 pub use crate::error::ApiError;
 use crate::request::{
     caller, expect_no_body, limit, query_param, request_id, summary_ids, write_token,
@@ -26,12 +30,11 @@ use crate::routes::{route, Route};
 
 pub use crate::request::{DEFAULT_LIMIT, MAX_LIMIT, MAX_SUMMARY_IDS};
 
-/// Count queries a summary runs at once.
-const SUMMARY_CONCURRENCY: usize = 16;
-
 pub struct App<L, C> {
     pub likes: L,
     pub counts: C,
+    /// Off by default; the Lambda entry and the local stack turn it on (`LIKES_COUNT_CACHE_MS`).
+    pub cache: CountCache,
 }
 
 pub fn json_response(status: u16, body: &Value) -> Response<Body> {
@@ -100,13 +103,22 @@ type Answer = Result<Value, Failure>;
 
 impl<L: LikesStore, C: CountsStore> App<L, C> {
     pub fn new(likes: L, counts: C) -> Self {
-        Self { likes, counts }
+        Self::with_cache(likes, counts, CountCache::default())
+    }
+
+    pub fn with_cache(likes: L, counts: C, cache: CountCache) -> Self {
+        Self {
+            likes,
+            counts,
+            cache,
+        }
     }
 
     /// Handles one request. Never panics and never fails: every outcome is a response.
     pub async fn handle(&self, req: Request) -> Response<Body> {
         match self.dispatch(&req).await {
-            Ok(body) => json_response(200, &body),
+            Ok((body, None)) => json_response(200, &body),
+            Ok((body, Some(cache_control))) => http_cache::answer(&req, &body, cache_control),
             Err(Failure::Api(err)) => error_response(&err),
             Err(Failure::Store(StoreError::Unavailable(detail))) => {
                 let request_id = request_id(&req);
@@ -133,7 +145,8 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
         }
     }
 
-    async fn dispatch(&self, req: &Request) -> Answer {
+    /// The route's answer, and its `Cache-Control` if a cache may keep it.
+    async fn dispatch(&self, req: &Request) -> Result<(Value, Option<&'static str>), Failure> {
         let routed = route(req.method(), req.raw_http_path());
         // 404 and 405 say nothing about the caller's data; a bad id is only reported to a
         // caller who proved who they are.
@@ -143,14 +156,17 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
             }
         }
         let me = caller(req)?.user;
+        let fresh = |answer: Value| (answer, None);
         match routed? {
-            Route::Like(post) => self.like(req, &post, &me).await,
-            Route::Unlike(post) => self.unlike(req, &post, &me).await,
-            Route::GetLike(post) => self.get_like(&post, &me).await,
-            Route::Count(post) => self.count(&post).await,
-            Route::MyLikes => self.my_likes(req, &me).await,
-            Route::Likers(post) => self.likers(req, &post).await,
-            Route::Summary => self.summary(req, &me).await,
+            Route::Like(post) => self.like(req, &post, &me).await.map(fresh),
+            Route::Unlike(post) => self.unlike(req, &post, &me).await.map(fresh),
+            Route::GetLike(post) => self.get_like(&post, &me).await.map(fresh),
+            // Counts are eventually consistent: a second-old answer is as good as a new one. A
+            // summary holds the caller's own likes, so only the caller's cache may keep it.
+            Route::Count(post) => Ok((self.count(&post).await?, Some(http_cache::COUNT))),
+            Route::MyLikes => self.my_likes(req, &me).await.map(fresh),
+            Route::Likers(post) => self.likers(req, &post).await.map(fresh),
+            Route::Summary => Ok((self.summary(req, &me).await?, Some(http_cache::SUMMARY))),
         }
     }
 
@@ -179,7 +195,14 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
     }
 
     async fn count(&self, post: &PostId) -> Answer {
-        let n = self.counts.post_count(post).await?;
+        let n = match self.cache.get(post) {
+            Some(n) => n,
+            None => {
+                let n = self.counts.post_count(post).await?;
+                self.cache.put(post, n);
+                n
+            }
+        };
         Ok(json!({ "post_id": post, "like_count": public_count(n) }))
     }
 
@@ -211,24 +234,37 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
 
     async fn summary(&self, req: &Request, me: &UserId) -> Answer {
         let ids = summary_ids(req)?;
-        // The futures are built by a plain iterator: a stream combinator's closure over `&PostId`
-        // would make the handler's future not `Send` for every lifetime.
-        let queries: Vec<_> = ids
-            .iter()
-            .map(|post| self.counts.post_count(post))
-            .collect();
-        let counts = stream::iter(queries)
-            .buffered(SUMMARY_CONCURRENCY)
-            .try_collect::<Vec<i64>>();
+        let mut counts: HashMap<PostId, i64> = HashMap::with_capacity(ids.len());
+        let mut misses = Vec::new();
+        for post in &ids {
+            match self.cache.get(post) {
+                Some(n) => {
+                    counts.insert(post.clone(), n);
+                }
+                None => misses.push(post.clone()),
+            }
+        }
+        // Two round trips, in parallel: the counts' items, and the caller's likes.
+        let fetched = async {
+            if misses.is_empty() {
+                Ok(HashMap::new())
+            } else {
+                self.counts.post_counts(&misses).await
+            }
+        };
         let liked = self.likes.liked_among(me, &ids);
-        let (counts, liked) = futures::try_join!(counts, liked)?;
+        let (fetched, liked) = futures::try_join!(fetched, liked)?;
+        for post in &misses {
+            let n = fetched.get(post).copied().unwrap_or(0);
+            self.cache.put(post, n);
+            counts.insert(post.clone(), n);
+        }
         let items: Vec<Value> = ids
             .iter()
-            .zip(counts)
-            .map(|(post, n)| {
+            .map(|post| {
                 json!({
                     "post_id": post,
-                    "like_count": public_count(n),
+                    "like_count": public_count(counts.get(post).copied().unwrap_or(0)),
                     "liked_by_me": liked.contains(post),
                 })
             })

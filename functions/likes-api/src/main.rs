@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
 use lambda_http::request::LambdaRequest;
-use likes_api::App;
+use likes_api::{App, CountCache};
 use likes_core::config::{dynamo_client, init_lambda_tracing, Config};
 use likes_core::{DynamoCounts, DynamoLikes};
 
@@ -16,9 +16,10 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let config = Config::from_env()?;
     // One client per execution environment: its connection pool outlives invocations.
     let client = dynamo_client().await;
-    let app = Arc::new(App::new(
+    let app = Arc::new(App::with_cache(
         DynamoLikes::new(client.clone(), config.likes_table),
         DynamoCounts::new(client, config.counts_table),
+        CountCache::from_env(),
     ));
     lambda_runtime::run(service_fn(move |event: LambdaEvent<LambdaRequest>| {
         let app = Arc::clone(&app);

@@ -18,7 +18,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use fake_runtime::{FakeRuntime, Function, Outcome};
 use likes_core::schema::likes::{LIKED_AT, PK, POST_ID, SK};
 use likes_core::time::now_ts;
-use likes_core::{CountsStore, PostBucket, PostId, SeqNo, UserId};
+use likes_core::{BucketWrite, CountsStore, PostBucket, PostId, Seq, UserId};
 use likes_integration_tests::Tables;
 use serde_json::Value;
 
@@ -206,12 +206,19 @@ async fn seed(t: &Tables, m: &Value) -> usize {
             .expect("seed a like");
         *per_row.entry(row).or_default() += 1;
     }
-    let seq = SeqNo::parse("1").expect("a sequence number");
+    let seq = Seq::parse("1").expect("a sequence number");
     for (row, n) in &per_row {
+        let write = BucketWrite {
+            bucket: row.bucket,
+            delta: *n,
+            first: seq,
+            last: seq,
+            last_created: 0,
+        };
         t.counts()
-            .apply(row, *n, &seq, &seq, &now_ts())
+            .apply(&row.post, &[write], &now_ts())
             .await
-            .expect("seed a Counts row");
+            .expect("seed a Counts item");
     }
     likes.len()
 }

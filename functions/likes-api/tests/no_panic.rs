@@ -2,13 +2,13 @@
 //! claims — the handler answers with a documented status and a JSON body, and never panics.
 //! The stores are trait fakes: this is about the request path's own logic.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use lambda_http::request::LambdaRequest;
 use likes_api::App;
 use likes_core::{
-    ApplyOutcome, CountRow, CountsStore, LikerPos, LikesStore, Page, PostBucket, PostId, SeqNo,
-    StoreError, UserId, UserLikePos, WriteToken,
+    ApplyOutcome, BucketWrite, CountsStore, LikerPos, LikesStore, Page, PostBucket, PostCounts,
+    PostId, StoreError, UserId, UserLikePos, WriteToken,
 };
 use likes_testkit::apigw::ApiEvent;
 use proptest::prelude::*;
@@ -81,19 +81,20 @@ struct FakeCounts;
 impl CountsStore for FakeCounts {
     async fn apply(
         &self,
-        _: &PostBucket,
-        _: i64,
-        _: &SeqNo,
-        _: &SeqNo,
+        _: &PostId,
+        _: &[BucketWrite<'_>],
         _: &str,
     ) -> Result<ApplyOutcome, StoreError> {
         Ok(ApplyOutcome::AlreadyApplied)
     }
-    async fn read_row(&self, _: &PostBucket) -> Result<Option<CountRow>, StoreError> {
+    async fn read_post(&self, _: &PostId) -> Result<Option<PostCounts>, StoreError> {
         Ok(None)
     }
     async fn post_count(&self, _: &PostId) -> Result<i64, StoreError> {
         Ok(-2)
+    }
+    async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
+        Ok(posts.iter().map(|p| (p.clone(), -2)).collect())
     }
 }
 

@@ -12,9 +12,10 @@ pub mod token;
 
 pub use bucket::{bucket_of, PostBucket, BUCKETS};
 pub use ids::{IdError, PostId, UserId};
+pub use seq::Seq;
 pub use seq::SeqNo;
 pub use store::{
-    ApplyOutcome, CountRow, CountsStore, DynamoCounts, DynamoLikes, LikerPos, LikesStore, Page,
-    StoreError, UserLikePos,
+    ApplyOutcome, BucketCount, BucketWrite, CountsStore, DynamoCounts, DynamoLikes, LikerPos,
+    LikesStore, Page, PostCounts, StoreError, UserLikePos,
 };
 pub use token::WriteToken;

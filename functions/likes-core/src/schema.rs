@@ -62,10 +62,8 @@ pub mod likes {
 }
 
 pub mod counts {
+    /// One item per post; its per-bucket attributes are named in `store::dynamo_counts`.
     pub const PK: &str = "post_id";
-    pub const SK: &str = "bucket";
-    pub const LIKE_COUNT: &str = "like_count";
-    pub const HWM: &str = "hwm";
     pub const UPDATED_AT: &str = "updated_at";
 }
 
@@ -107,10 +105,10 @@ pub const LIKES: TableDef = TableDef {
 
 pub const COUNTS: TableDef = TableDef {
     logical_id: "CountsTable",
-    attributes: &[(counts::PK, AttrType::S), (counts::SK, AttrType::N)],
+    attributes: &[(counts::PK, AttrType::S)],
     key: Key {
         hash: counts::PK,
-        range: Some(counts::SK),
+        range: None,
     },
     local_indexes: &[],
     global_indexes: &[],

@@ -55,9 +55,10 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     ready.store(true, Ordering::SeqCst);
 
     let gateway = Arc::new(gateway::Gateway {
-        app: likes_api::App::new(
+        app: likes_api::App::with_cache(
             DynamoLikes::new(dynamo.clone(), &settings.likes_table),
             DynamoCounts::new(dynamo, &settings.counts_table),
+            likes_api::CountCache::from_env(),
         ),
         auth: settings.auth.clone(),
         ready,

@@ -5,10 +5,9 @@
 
 use std::time::Duration;
 
-use aws_lambda_events::dynamodb::Event;
 use aws_sdk_dynamodbstreams::types::{AttributeValue, Record, ShardIteratorType};
 use aws_sdk_dynamodbstreams::Client;
-use count_aggregator::{batch_lag_ms, Aggregator};
+use count_aggregator::Aggregator;
 use likes_core::CountsStore;
 use likes_testkit::stream::{batch, StreamRecord};
 use serde_json::{json, Value};
@@ -208,14 +207,14 @@ async fn poll_shard<C: CountsStore>(
         return Ok(0);
     }
     let delivered = records.len();
-    let event: Event = serde_json::from_value(batch(records))?;
-    let report = agg.process(&event).await;
+    let text = batch(records).to_string();
+    let report = agg.process_json(&text, None).await?;
     tracing::info!(
         "batch: {} records, {} groups, {} duplicates, lag {} ms{}",
         report.records,
         report.groups,
         report.duplicates,
-        batch_lag_ms(&event),
+        report.lag_ms(),
         report
             .checkpoint
             .as_ref()
@@ -225,7 +224,7 @@ async fn poll_shard<C: CountsStore>(
     match report.checkpoint {
         Some(cp) => {
             // Lambda retries from the reported record; so do we, after a backoff.
-            shard.retry_from = Some(cp.raw().to_owned());
+            shard.retry_from = Some(cp);
             shard.iterator = None;
             tokio::time::sleep(shard.backoff).await;
             shard.backoff = (shard.backoff * 2).min(MAX_BACKOFF);

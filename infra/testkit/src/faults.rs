@@ -5,14 +5,18 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use likes_core::{ApplyOutcome, CountRow, CountsStore, PostBucket, PostId, SeqNo, StoreError};
+use std::collections::HashMap;
+
+use likes_core::{
+    ApplyOutcome, BucketWrite, CountsStore, PostBucket, PostCounts, PostId, StoreError,
+};
 
 /// Faults to inject into the next writes.
 #[derive(Debug, Default, Clone)]
 pub struct FaultPlan {
-    /// Writes to these rows fail before reaching the store.
+    /// Writes touching any of these (post, bucket)s fail before reaching the store.
     pub fail_rows: HashSet<PostBucket>,
-    /// Writes to these rows reach the store, but the caller is told they failed (a lost
+    /// Writes touching any of these reach the store, but the caller is told they failed (a lost
     /// response: the case that makes redelivery dangerous).
     pub lose_response_rows: HashSet<PostBucket>,
     /// Every write after this many successful ones fails (a function crashing midway).
@@ -59,7 +63,14 @@ impl<C> FaultyCounts<C> {
         self.set_plan(FaultPlan::default());
     }
 
-    fn next_fault(&self, row: &PostBucket) -> Fault {
+    fn next_fault(&self, post: &PostId, writes: &[BucketWrite<'_>]) -> Fault {
+        let rows: Vec<PostBucket> = writes
+            .iter()
+            .map(|w| PostBucket {
+                post: post.clone(),
+                bucket: w.bucket,
+            })
+            .collect();
         let Ok(mut guard) = self.plan.lock() else {
             return Fault::Fail;
         };
@@ -68,11 +79,13 @@ impl<C> FaultyCounts<C> {
             plan.fail_next -= 1;
             return Fault::Fail;
         }
-        if plan.fail_rows.contains(row) || plan.fail_writes_after.is_some_and(|n| *done >= n) {
+        if rows.iter().any(|r| plan.fail_rows.contains(r))
+            || plan.fail_writes_after.is_some_and(|n| *done >= n)
+        {
             return Fault::Fail;
         }
         *done += 1;
-        if plan.lose_response_rows.contains(row) {
+        if rows.iter().any(|r| plan.lose_response_rows.contains(r)) {
             Fault::LoseResponse
         } else {
             Fault::None
@@ -83,31 +96,31 @@ impl<C> FaultyCounts<C> {
 impl<C: CountsStore> CountsStore for FaultyCounts<C> {
     async fn apply(
         &self,
-        row: &PostBucket,
-        delta: i64,
-        first_seq: &SeqNo,
-        last_seq: &SeqNo,
+        post: &PostId,
+        writes: &[BucketWrite<'_>],
         now: &str,
     ) -> Result<ApplyOutcome, StoreError> {
         self.writes.fetch_add(1, Ordering::SeqCst);
-        match self.next_fault(row) {
+        match self.next_fault(post, writes) {
             Fault::Fail => Err(StoreError::Unavailable("injected write failure".into())),
             Fault::LoseResponse => {
-                self.inner
-                    .apply(row, delta, first_seq, last_seq, now)
-                    .await?;
-                Err(StoreError::Unavailable("injected lost response".into()))
+                self.inner.apply(post, writes, now).await?;
+                Err(StoreError::OutcomeUnknown("injected lost response".into()))
             }
-            Fault::None => self.inner.apply(row, delta, first_seq, last_seq, now).await,
+            Fault::None => self.inner.apply(post, writes, now).await,
         }
     }
 
-    async fn read_row(&self, row: &PostBucket) -> Result<Option<CountRow>, StoreError> {
+    async fn read_post(&self, post: &PostId) -> Result<Option<PostCounts>, StoreError> {
         self.reads.fetch_add(1, Ordering::SeqCst);
-        self.inner.read_row(row).await
+        self.inner.read_post(post).await
     }
 
     async fn post_count(&self, post: &PostId) -> Result<i64, StoreError> {
         self.inner.post_count(post).await
+    }
+
+    async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
+        self.inner.post_counts(posts).await
     }
 }

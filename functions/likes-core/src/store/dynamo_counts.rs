@@ -1,18 +1,35 @@
 //! The Counts table: every DynamoDB expression that touches it lives in this module.
 //!
-//! Row: `post_id` (S, partition key), `bucket` (N, sort key), `like_count` (N), `hwm` (S, the
-//! highest stream sequence number applied to the row, zero-padded to 40 digits), `updated_at`
-//! (S, RFC 3339). A post's count is the sum of its (at most 16) rows.
+//! **One item per post**, key `post_id` (S). For each bucket `b` (0..15) that has seen a
+//! record: `c<b>` (N, the bucket's partial count), `h<b>` (S, the highest stream sequence
+//! number applied to the bucket, as a 23-character [`SeqKey`]), `t<b>` (N, when that record was
+//! created, epoch seconds); and `updated_at` (S, RFC 3339). A post's count is the sum of its
+//! `c<b>`. With 16 buckets the item stays under 1 KB, one write unit per update, and a post's
+//! count is one GetItem, a feed's counts one BatchGetItem.
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use std::collections::HashMap;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
 use aws_sdk_dynamodb::Client;
 
-use super::error::{classify, StoreError};
-use super::{ApplyOutcome, CountRow, CountsStore};
-use crate::bucket::PostBucket;
+use super::error::{build, classify, classify_read, StoreError};
+use super::{ApplyOutcome, BucketCount, BucketWrite, CountsStore, PostCounts};
+use crate::bucket::BUCKETS;
 use crate::ids::PostId;
-use crate::schema::counts::{HWM, LIKE_COUNT, PK, SK, UPDATED_AT};
-use crate::seq::SeqNo;
+use crate::schema::counts::{PK, UPDATED_AT};
+use crate::seq::SeqKey;
+
+/// Most keys one BatchGetItem may carry.
+const BATCH_GET_MAX: usize = 100;
+/// Attempts at a BatchGetItem's `UnprocessedKeys` before giving up with a 503.
+const UNPROCESSED_ATTEMPTS: u32 = 5;
+
+/// The attribute names of bucket `b`: count, mark, the mark's creation time.
+pub fn bucket_attrs(b: u8) -> (String, String, String) {
+    (format!("c{b}"), format!("h{b}"), format!("t{b}"))
+}
 
 #[derive(Clone, Debug)]
 pub struct DynamoCounts {
@@ -33,58 +50,110 @@ impl DynamoCounts {
     }
 }
 
-fn row_key(row: &PostBucket) -> [(&'static str, AttributeValue); 2] {
-    [
-        (PK, AttributeValue::S(row.post.to_string())),
-        (SK, AttributeValue::N(row.bucket.to_string())),
-    ]
-}
-
-fn parse_count(v: Option<&AttributeValue>) -> Result<i64, StoreError> {
+fn parse_n(name: &str, v: Option<&AttributeValue>) -> Result<Option<i64>, StoreError> {
     match v {
-        None => Ok(0),
+        None => Ok(None),
         Some(AttributeValue::N(n)) => n
             .parse()
-            .map_err(|_| StoreError::Internal(format!("like_count {n:?} is not an integer"))),
+            .map(Some)
+            .map_err(|_| StoreError::Internal(format!("{name} {n:?} is not an integer"))),
         Some(other) => Err(StoreError::Internal(format!(
-            "like_count has the wrong type: {other:?}"
+            "{name} has the wrong type: {other:?}"
         ))),
     }
+}
+
+fn post_counts_of(item: &HashMap<String, AttributeValue>) -> Result<PostCounts, StoreError> {
+    let mut out = PostCounts::default();
+    for b in 0..BUCKETS {
+        let (c, h, t) = bucket_attrs(b);
+        let hwm = match item.get(&h) {
+            None => None,
+            Some(AttributeValue::S(key)) => Some(
+                SeqKey::parse(key)
+                    .map_err(|e| StoreError::Internal(format!("{h}: {e}")))?
+                    .to_seq_no(),
+            ),
+            Some(other) => return Err(StoreError::Internal(format!("{h}: {other:?}"))),
+        };
+        out.buckets[usize::from(b)] = BucketCount {
+            count: parse_n(&c, item.get(&c))?.unwrap_or(0),
+            hwm,
+            hwm_created: parse_n(&t, item.get(&t))?,
+        };
+    }
+    out.updated_at = item.get(UPDATED_AT).and_then(|v| v.as_s().ok()).cloned();
+    Ok(out)
+}
+
+/// `ADD c<b> :d<b> SET h<b> = :l<b>, t<b> = :t<b>, updated_at = :now IF (attribute_not_exists(h<b>)
+/// OR h<b> < :f<b>) AND …` over the written buckets only: a batch of one shard never touches
+/// another shard's buckets, so concurrent updates of one post's item cannot undo each other.
+fn update_expression(
+    mut req: UpdateItemFluentBuilder,
+    writes: &[BucketWrite<'_>],
+    now: &str,
+) -> UpdateItemFluentBuilder {
+    let mut adds = Vec::with_capacity(writes.len());
+    let mut sets = Vec::with_capacity(2 * writes.len() + 1);
+    let mut conds = Vec::with_capacity(writes.len());
+    for w in writes {
+        let b = w.bucket;
+        let (c, h, t) = bucket_attrs(b);
+        adds.push(format!("#{c} :d{b}"));
+        sets.push(format!("#{h} = :l{b}"));
+        sets.push(format!("#{t} = :t{b}"));
+        conds.push(format!("(attribute_not_exists(#{h}) OR #{h} < :f{b})"));
+        req = req
+            .expression_attribute_names(format!("#{c}"), c)
+            .expression_attribute_names(format!("#{h}"), h)
+            .expression_attribute_names(format!("#{t}"), t)
+            .expression_attribute_values(format!(":d{b}"), AttributeValue::N(w.delta.to_string()))
+            .expression_attribute_values(
+                format!(":l{b}"),
+                AttributeValue::S(w.last.key().as_str().to_owned()),
+            )
+            .expression_attribute_values(
+                format!(":f{b}"),
+                AttributeValue::S(w.first.key().as_str().to_owned()),
+            )
+            .expression_attribute_values(
+                format!(":t{b}"),
+                AttributeValue::N(w.last_created.to_string()),
+            );
+    }
+    sets.push("#u = :now".to_owned());
+    req.update_expression(format!("ADD {} SET {}", adds.join(", "), sets.join(", ")))
+        .condition_expression(conds.join(" AND "))
+        .expression_attribute_names("#u", UPDATED_AT)
+        .expression_attribute_values(":now", AttributeValue::S(now.to_owned()))
 }
 
 impl CountsStore for DynamoCounts {
     async fn apply(
         &self,
-        row: &PostBucket,
-        delta: i64,
-        first_seq: &SeqNo,
-        last_seq: &SeqNo,
+        post: &PostId,
+        writes: &[BucketWrite<'_>],
         now: &str,
     ) -> Result<ApplyOutcome, StoreError> {
-        let [pk, sk] = row_key(row);
-        let res = self
+        if writes.is_empty() {
+            return Ok(ApplyOutcome::Applied { counts: Vec::new() });
+        }
+        let req = self
             .client
             .update_item()
             .table_name(&self.table)
-            .key(pk.0, pk.1)
-            .key(sk.0, sk.1)
-            .update_expression("ADD #c :delta SET #h = :last, #u = :now")
-            .condition_expression("attribute_not_exists(#h) OR #h < :first")
-            .expression_attribute_names("#c", LIKE_COUNT)
-            .expression_attribute_names("#h", HWM)
-            .expression_attribute_names("#u", UPDATED_AT)
-            .expression_attribute_values(":delta", AttributeValue::N(delta.to_string()))
-            .expression_attribute_values(":last", AttributeValue::S(last_seq.padded().to_owned()))
-            .expression_attribute_values(":first", AttributeValue::S(first_seq.padded().to_owned()))
-            .expression_attribute_values(":now", AttributeValue::S(now.to_owned()))
-            .return_values(ReturnValue::UpdatedNew)
-            .send()
-            .await;
-        match res {
+            .key(PK, AttributeValue::S(post.as_str().to_owned()))
+            .return_values(ReturnValue::UpdatedNew);
+        match update_expression(req, writes, now).send().await {
             Ok(out) => {
-                let like_count =
-                    parse_count(out.attributes.as_ref().and_then(|a| a.get(LIKE_COUNT)))?;
-                Ok(ApplyOutcome::Applied { like_count })
+                let attrs = out.attributes.unwrap_or_default();
+                let mut counts = Vec::with_capacity(writes.len());
+                for w in writes {
+                    let (c, _, _) = bucket_attrs(w.bucket);
+                    counts.push((w.bucket, parse_n(&c, attrs.get(&c))?.unwrap_or(0)));
+                }
+                Ok(ApplyOutcome::Applied { counts })
             }
             Err(e)
                 if e.as_service_error()
@@ -96,64 +165,87 @@ impl CountsStore for DynamoCounts {
         }
     }
 
-    async fn read_row(&self, row: &PostBucket) -> Result<Option<CountRow>, StoreError> {
-        let [pk, sk] = row_key(row);
+    async fn read_post(&self, post: &PostId) -> Result<Option<PostCounts>, StoreError> {
         let out = self
             .client
             .get_item()
             .table_name(&self.table)
-            .key(pk.0, pk.1)
-            .key(sk.0, sk.1)
+            .key(PK, AttributeValue::S(post.as_str().to_owned()))
             .consistent_read(true)
             .send()
             .await
-            .map_err(classify)?;
-        let Some(item) = out.item else {
-            return Ok(None);
-        };
-        let hwm = match item.get(HWM) {
-            None => None,
-            Some(AttributeValue::S(h)) => {
-                Some(SeqNo::from_padded(h).map_err(|e| StoreError::Internal(format!("hwm: {e}")))?)
-            }
-            Some(other) => {
-                return Err(StoreError::Internal(format!(
-                    "hwm has the wrong type: {other:?}"
-                )))
-            }
-        };
-        Ok(Some(CountRow {
-            like_count: parse_count(item.get(LIKE_COUNT))?,
-            hwm,
-            updated_at: item.get(UPDATED_AT).and_then(|v| v.as_s().ok()).cloned(),
-        }))
+            .map_err(classify_read)?;
+        out.item.as_ref().map(post_counts_of).transpose()
     }
 
     async fn post_count(&self, post: &PostId) -> Result<i64, StoreError> {
-        let mut total = 0i64;
-        let mut start = None;
-        // At most 16 tiny rows: one page in practice, but never trust that silently.
-        loop {
-            let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("#p = :p")
-                .expression_attribute_names("#p", PK)
-                .expression_attribute_names("#c", LIKE_COUNT)
-                .expression_attribute_values(":p", AttributeValue::S(post.to_string()))
-                .projection_expression("#c")
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            for item in out.items() {
-                total = total.saturating_add(parse_count(item.get(LIKE_COUNT))?);
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key(PK, AttributeValue::S(post.as_str().to_owned()))
+            .send()
+            .await
+            .map_err(classify_read)?;
+        Ok(match &out.item {
+            Some(item) => post_counts_of(item)?.total(),
+            None => 0,
+        })
+    }
+
+    async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
+        let mut counts = HashMap::with_capacity(posts.len());
+        for chunk in posts.chunks(BATCH_GET_MAX) {
+            let mut keys = KeysAndAttributes::builder();
+            for post in chunk {
+                keys = keys.keys(HashMap::from([(
+                    PK.to_owned(),
+                    AttributeValue::S(post.as_str().to_owned()),
+                )]));
             }
-            match out.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => return Ok(total),
+            let mut request = Some(HashMap::from([(
+                self.table.clone(),
+                keys.build().map_err(build)?,
+            )]));
+            let mut attempt = 0;
+            while let Some(items) = request.take().filter(|r| !r.is_empty()) {
+                if attempt > 0 {
+                    // DynamoDB returns UnprocessedKeys when a partition is throttled: back off
+                    // before asking again, as its documentation requires.
+                    tokio::time::sleep(Duration::from_millis(25 << attempt.min(6))).await;
+                }
+                attempt += 1;
+                if attempt > UNPROCESSED_ATTEMPTS {
+                    return Err(StoreError::Unavailable(
+                        "BatchGetItem kept returning UnprocessedKeys".into(),
+                    ));
+                }
+                let out = self
+                    .client
+                    .batch_get_item()
+                    .set_request_items(Some(items))
+                    .send()
+                    .await
+                    .map_err(classify_read)?;
+                for item in out
+                    .responses
+                    .as_ref()
+                    .and_then(|r| r.get(&self.table))
+                    .map(Vec::as_slice)
+                    .unwrap_or_default()
+                {
+                    let post = match item.get(PK) {
+                        Some(AttributeValue::S(p)) => PostId::parse(p)
+                            .map_err(|e| StoreError::Internal(format!("stored post_id: {e}")))?,
+                        other => {
+                            return Err(StoreError::Internal(format!("stored post_id: {other:?}")))
+                        }
+                    };
+                    counts.insert(post, post_counts_of(item)?.total());
+                }
+                request = out.unprocessed_keys;
             }
         }
+        Ok(counts)
     }
 }

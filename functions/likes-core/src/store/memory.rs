@@ -6,10 +6,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
 use super::page::{self, BucketScan, Page};
-use super::{ApplyOutcome, CountRow, CountsStore, LikerPos, LikesStore, StoreError, UserLikePos};
+use super::{
+    ApplyOutcome, BucketWrite, CountsStore, LikerPos, LikesStore, PostCounts, StoreError,
+    UserLikePos,
+};
 use crate::bucket::{fnv1a64, PostBucket};
 use crate::ids::{PostId, UserId};
-use crate::seq::SeqNo;
 use crate::token::WriteToken;
 
 fn poisoned() -> StoreError {
@@ -174,50 +176,61 @@ impl LikesStore for MemoryLikes {
     }
 }
 
-/// The Counts table, with the conditional update's semantics.
+/// The Counts table, with the conditional update's semantics: one item per post.
 #[derive(Debug, Default)]
 pub struct MemoryCounts {
-    rows: Mutex<HashMap<PostBucket, CountRow>>,
+    items: Mutex<HashMap<PostId, PostCounts>>,
 }
 
 impl CountsStore for MemoryCounts {
     async fn apply(
         &self,
-        row: &PostBucket,
-        delta: i64,
-        first_seq: &SeqNo,
-        last_seq: &SeqNo,
+        post: &PostId,
+        writes: &[BucketWrite<'_>],
         now: &str,
     ) -> Result<ApplyOutcome, StoreError> {
-        let mut rows = self.rows.lock().map_err(|_| poisoned())?;
-        let entry = rows.entry(row.clone()).or_insert(CountRow {
-            like_count: 0,
-            hwm: None,
-            updated_at: None,
+        let mut items = self.items.lock().map_err(|_| poisoned())?;
+        let item = items.entry(post.clone()).or_default();
+        let stale = writes.iter().any(|w| {
+            item.buckets[usize::from(w.bucket)]
+                .hwm
+                .as_ref()
+                .is_some_and(|h| h.as_seq() >= w.first)
         });
-        if entry.hwm.as_ref().is_some_and(|h| h >= first_seq) {
+        if stale {
             return Ok(ApplyOutcome::AlreadyApplied);
         }
-        entry.like_count += delta;
-        entry.hwm = Some(last_seq.clone());
-        entry.updated_at = Some(now.to_owned());
-        Ok(ApplyOutcome::Applied {
-            like_count: entry.like_count,
-        })
+        let mut counts = Vec::with_capacity(writes.len());
+        for w in writes {
+            let b = &mut item.buckets[usize::from(w.bucket)];
+            b.count += w.delta;
+            b.hwm = Some(w.last.to_owned());
+            b.hwm_created = Some(w.last_created);
+            counts.push((w.bucket, b.count));
+        }
+        item.updated_at = Some(now.to_owned());
+        Ok(ApplyOutcome::Applied { counts })
     }
 
-    async fn read_row(&self, row: &PostBucket) -> Result<Option<CountRow>, StoreError> {
-        Ok(self.rows.lock().map_err(|_| poisoned())?.get(row).cloned())
+    async fn read_post(&self, post: &PostId) -> Result<Option<PostCounts>, StoreError> {
+        Ok(self
+            .items
+            .lock()
+            .map_err(|_| poisoned())?
+            .get(post)
+            .cloned())
     }
 
     async fn post_count(&self, post: &PostId) -> Result<i64, StoreError> {
-        Ok(self
-            .rows
-            .lock()
-            .map_err(|_| poisoned())?
+        let items = self.items.lock().map_err(|_| poisoned())?;
+        Ok(items.get(post).map(PostCounts::total).unwrap_or(0))
+    }
+
+    async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
+        let items = self.items.lock().map_err(|_| poisoned())?;
+        Ok(posts
             .iter()
-            .filter(|(k, _)| k.post == *post)
-            .map(|(_, r)| r.like_count)
-            .sum())
+            .filter_map(|p| items.get(p).map(|i| (p.clone(), i.total())))
+            .collect())
     }
 }

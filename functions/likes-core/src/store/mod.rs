@@ -9,12 +9,12 @@ pub mod error;
 pub mod memory;
 pub mod page;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 
-use crate::bucket::PostBucket;
+use crate::bucket::{PostBucket, BUCKETS};
 use crate::ids::{PostId, UserId};
-use crate::seq::SeqNo;
+use crate::seq::{Seq, SeqNo};
 use crate::token::WriteToken;
 
 pub use dynamo_counts::DynamoCounts;
@@ -92,43 +92,78 @@ pub struct LikerPos {
     pub user_id: UserId,
 }
 
-/// Result of a guarded counter update.
+/// One bucket's part of a post's counter update: the records of one `post_bucket` in a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BucketWrite<'a> {
+    pub bucket: u8,
+    /// Likes minus unlikes of the records.
+    pub delta: i64,
+    pub first: Seq<'a>,
+    pub last: Seq<'a>,
+    /// When the last record was created (stream `ApproximateCreationDateTime`, epoch seconds).
+    pub last_created: i64,
+}
+
+/// Result of a guarded counter update.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApplyOutcome {
-    /// The delta was applied; the row's count is now this.
-    Applied { like_count: i64 },
-    /// The row's high-water mark is at or past `first_seq`: some of the records were applied by
-    /// an earlier delivery. Nothing was written.
+    /// Applied; the written buckets' counts are now these.
+    Applied { counts: Vec<(u8, i64)> },
+    /// Some bucket's high-water mark is at or past its `first`: some of the records were applied
+    /// by an earlier delivery. Nothing was written.
     AlreadyApplied,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CountRow {
-    pub like_count: i64,
+/// One bucket of a post's Counts item.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BucketCount {
+    pub count: i64,
+    /// The highest sequence number applied to the bucket.
     pub hwm: Option<SeqNo>,
+    /// When the record at `hwm` was created (epoch seconds).
+    pub hwm_created: Option<i64>,
+}
+
+/// A post's Counts item: its 16 buckets' partial counts and high-water marks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PostCounts {
+    pub buckets: [BucketCount; BUCKETS as usize],
     pub updated_at: Option<String>,
 }
 
+impl PostCounts {
+    pub fn total(&self) -> i64 {
+        self.buckets
+            .iter()
+            .fold(0i64, |sum, b| sum.saturating_add(b.count))
+    }
+}
+
 pub trait CountsStore: Send + Sync {
-    /// `ADD like_count :delta SET hwm = :last, updated_at = :now`
-    /// `IF attribute_not_exists(hwm) OR hwm < :first` — atomically.
+    /// For each write: `ADD c<b> :delta SET h<b> = :last, t<b> = :created`, and `updated_at`,
+    /// `IF` every written bucket's mark is absent or below its `first` — atomically, one item.
     fn apply(
         &self,
-        row: &PostBucket,
-        delta: i64,
-        first_seq: &SeqNo,
-        last_seq: &SeqNo,
+        post: &PostId,
+        writes: &[BucketWrite<'_>],
         now: &str,
     ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send;
 
-    /// The row, read with strong consistency (the aggregator's dedup decision depends on it).
-    fn read_row(
+    /// The post's item, read with strong consistency (the aggregator's dedup depends on it).
+    fn read_post(
         &self,
-        row: &PostBucket,
-    ) -> impl Future<Output = Result<Option<CountRow>, StoreError>> + Send;
+        post: &PostId,
+    ) -> impl Future<Output = Result<Option<PostCounts>, StoreError>> + Send;
 
-    /// Sum of the post's rows, eventually consistent.
+    /// The post's count, eventually consistent.
     fn post_count(&self, post: &PostId) -> impl Future<Output = Result<i64, StoreError>> + Send;
+
+    /// The counts of `posts` (at most 100, distinct), eventually consistent; a post without an
+    /// item is absent from the map (its count is 0).
+    fn post_counts(
+        &self,
+        posts: &[PostId],
+    ) -> impl Future<Output = Result<HashMap<PostId, i64>, StoreError>> + Send;
 }
 
 /// A shared borrow of a Counts store is one too: the aggregator and the API can then work on
@@ -136,23 +171,28 @@ pub trait CountsStore: Send + Sync {
 impl<T: CountsStore> CountsStore for &T {
     fn apply(
         &self,
-        row: &PostBucket,
-        delta: i64,
-        first_seq: &SeqNo,
-        last_seq: &SeqNo,
+        post: &PostId,
+        writes: &[BucketWrite<'_>],
         now: &str,
     ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send {
-        (**self).apply(row, delta, first_seq, last_seq, now)
+        (**self).apply(post, writes, now)
     }
 
-    fn read_row(
+    fn read_post(
         &self,
-        row: &PostBucket,
-    ) -> impl Future<Output = Result<Option<CountRow>, StoreError>> + Send {
-        (**self).read_row(row)
+        post: &PostId,
+    ) -> impl Future<Output = Result<Option<PostCounts>, StoreError>> + Send {
+        (**self).read_post(post)
     }
 
     fn post_count(&self, post: &PostId) -> impl Future<Output = Result<i64, StoreError>> + Send {
         (**self).post_count(post)
+    }
+
+    fn post_counts(
+        &self,
+        posts: &[PostId],
+    ) -> impl Future<Output = Result<HashMap<PostId, i64>, StoreError>> + Send {
+        (**self).post_counts(posts)
     }
 }
