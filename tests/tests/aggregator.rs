@@ -272,7 +272,10 @@ async fn the_happy_path_sends_exactly_one_write_per_post() {
     let groups: std::collections::HashSet<PostBucket> = recs.iter().map(Rec::row).collect();
     let report = agg.deliver(&event(&recs)).await;
     assert_eq!((report.groups, report.posts), (groups.len(), posts.len()));
-    assert!(groups.len() > 2 * posts.len(), "the posts' likes span many buckets");
+    assert!(
+        groups.len() > 2 * posts.len(),
+        "the posts' likes span many buckets"
+    );
     assert_eq!(agg.store().writes.load(Ordering::SeqCst), posts.len());
     assert_eq!(agg.store().reads.load(Ordering::SeqCst), 0);
     for p in &posts {
@@ -402,4 +405,30 @@ async fn a_record_dropped_as_applied_but_newer_than_the_row_is_flagged() {
     let ordinary = record_json(&Rec::new(true, &post, &user, s[0].clone()));
     let report = agg.deliver(&event_json(&[ordinary])).await;
     assert_eq!((report.duplicates, report.anomalies), (1, 0));
+}
+
+/// Invariant 8, however far the aggregator lags: the mark's record was created two hours ago
+/// and the item written just now; a record dropped as applied but created an hour ago cannot
+/// have been applied. Compared with the item's `updated_at` (as before) it passed unseen.
+#[tokio::test]
+async fn a_dropped_record_newer_than_the_marks_record_is_flagged_despite_lag() {
+    use likes_integration_tests::stream::{event_json, record_json};
+    let (_t, agg) = setup().await;
+    let (post, user) = (PostId::new_random(), UserId::new_random());
+    let s = seqs(BASE21, 2);
+    let now = chrono::Utc::now().timestamp() as f64;
+    let created = |r: &Rec, at: f64| {
+        let mut v = record_json(r);
+        v["dynamodb"]["ApproximateCreationDateTime"] = at.into();
+        v
+    };
+    let mark = Rec::new(true, &post, &user, s[1].clone());
+    let first = agg.deliver(&event_json(&[created(&mark, now - 7200.0)])).await;
+    assert_eq!(first.anomalies, 0);
+    let earlier = Rec::new(true, &post, &user, s[0].clone());
+    let late = agg.deliver(&event_json(&[created(&earlier, now - 3600.0)])).await;
+    assert_eq!((late.duplicates, late.anomalies), (1, 1));
+    let ordinary = agg.deliver(&event_json(&[created(&earlier, now - 7300.0)])).await;
+    assert_eq!((ordinary.duplicates, ordinary.anomalies), (1, 0));
+    assert_eq!(count(&agg, &post).await, 1);
 }

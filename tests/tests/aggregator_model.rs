@@ -13,3 +13,114 @@ proptest! {
         rt.block_on(run_case(MemoryCounts::default(), &c))?;
     }
 }
+
+/// A Counts store whose every write takes `delay` (tokio time, so that a paused clock makes
+/// the test exact): a DynamoDB brownout.
+struct SlowCounts {
+    inner: MemoryCounts,
+    delay: std::time::Duration,
+}
+
+impl likes_core::CountsStore for SlowCounts {
+    async fn apply(
+        &self,
+        post: &likes_core::PostId,
+        writes: &[likes_core::BucketWrite<'_>],
+        now: &str,
+    ) -> Result<likes_core::ApplyOutcome, likes_core::StoreError> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.apply(post, writes, now).await
+    }
+    async fn read_post(
+        &self,
+        post: &likes_core::PostId,
+    ) -> Result<Option<likes_core::PostCounts>, likes_core::StoreError> {
+        self.inner.read_post(post).await
+    }
+    async fn post_count(&self, post: &likes_core::PostId) -> Result<i64, likes_core::StoreError> {
+        self.inner.post_count(post).await
+    }
+    async fn post_counts(
+        &self,
+        posts: &[likes_core::PostId],
+    ) -> Result<std::collections::HashMap<likes_core::PostId, i64>, likes_core::StoreError> {
+        self.inner.post_counts(posts).await
+    }
+}
+
+/// Invariants 5 and 6 against the invocation's deadline: with every write taking 0.5 s and 3 s
+/// left, the batch answers before the deadline, having applied what it started, and reports the
+/// lowest record of the posts it did not start; the redelivery applies the rest exactly once.
+#[tokio::test(start_paused = true)]
+async fn a_slow_store_never_runs_the_batch_past_its_deadline() {
+    use count_aggregator::{Aggregator, Settings};
+    use likes_integration_tests::stream::{event, Deliver, Rec};
+    use std::time::Duration;
+    use tokio::time::Instant;
+
+    let posts: Vec<likes_core::PostId> = (0..1000)
+        .map(|_| likes_core::PostId::new_random())
+        .collect();
+    let user = likes_core::UserId::new_random();
+    let recs: Vec<Rec> = posts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            Rec::new(
+                true,
+                p,
+                &user,
+                (100_000_000_000_000_000_000u128 + i as u128).to_string(),
+            )
+        })
+        .collect();
+    let store = SlowCounts {
+        inner: MemoryCounts::default(),
+        delay: Duration::from_millis(500),
+    };
+    let settings = Settings {
+        concurrency: 16,
+        post_budget: Duration::from_secs(1),
+    };
+    let agg = Aggregator::with_settings(store, settings);
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(3);
+    let batch = event(&recs);
+    let report = agg
+        .process_json(&batch.0, Some(deadline))
+        .await
+        .expect("parses");
+    let took = started.elapsed();
+    let applied = report.posts - report.deferred_posts - report.failed_posts;
+    println!(
+        "deadline 3 s, 0.5 s per write, 16 at a time: {applied} of {} posts applied, answered after {took:?}",
+        report.posts
+    );
+    assert!(
+        Instant::now() <= deadline,
+        "answered after the deadline ({took:?})"
+    );
+    // Posts start while at least the budget is left: at 0, 0.5, 1.0, 1.5 and 2.0 s.
+    assert_eq!(applied, 5 * 16);
+    let first_unapplied = recs
+        .iter()
+        .find(|r| agg.store().inner.read_post_now(&r.post).is_none())
+        .expect("some post was not applied");
+    assert_eq!(
+        report.checkpoint.as_deref(),
+        Some(first_unapplied.seq.as_str())
+    );
+    // Lambda redelivers from the checkpoint, this time with time enough.
+    let at = recs
+        .iter()
+        .position(|r| r.seq == first_unapplied.seq)
+        .unwrap();
+    let again = agg.deliver(&event(&recs[at..])).await;
+    assert_eq!(again.checkpoint, None);
+    for p in &posts {
+        assert_eq!(
+            agg.store().inner.read_post_now(p).map(|c| c.total()),
+            Some(1)
+        );
+    }
+}

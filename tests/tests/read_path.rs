@@ -179,7 +179,9 @@ async fn count_sums_every_bucket_row_after_aggregation() {
     aggregate(&t).await;
     let items = t.scan(&t.counts_table).await;
     assert_eq!(items.len(), 1, "one Counts item per post");
-    let buckets = (0..16).filter(|b| items[0].contains_key(&format!("c{b}"))).count();
+    let buckets = (0..16)
+        .filter(|b| items[0].contains_key(&format!("c{b}")))
+        .count();
     assert!(buckets > 1, "its count spread over several buckets");
     let (s, b) = get(&app, &format!("/posts/{post}/likes/count"), "", &viewer).await;
     assert_eq!(s, 200);

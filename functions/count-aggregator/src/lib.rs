@@ -52,7 +52,9 @@ pub mod batch;
 pub mod report;
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use futures::stream::{self, StreamExt};
 use likes_core::CountsStore;

@@ -1,4 +1,6 @@
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use aws_lambda_events::streams::DynamoDbEventResponse;
 use count_aggregator::{emf_line, Aggregator, Settings};
