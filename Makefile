@@ -1,4 +1,4 @@
-.PHONY: test unit api-fuzz dev token lint lint-template fmt build
+.PHONY: test unit api-fuzz dev token lint lint-template fmt build bench smoke
 
 # Every test: unit, integration (against moto, which this starts and stops), end-to-end, and
 # the spec-driven HTTP fuzz.
@@ -39,3 +39,15 @@ fmt:
 
 build:
 	cargo build --workspace --release
+
+# Every benchmark figure the README quotes, with the machine it ran on (release build; the
+# Python peer's venv is made on first run). `make bench EVENT=path.json` decodes + groups a
+# captured Lambda stream event and prints records/s. Figures only: nothing is asserted.
+bench:
+	EVENT="$(EVENT)" infra/bench.sh
+
+# A short end-to-end check of a deployed stack (like, read back, count converging, listings,
+# summary, unlike, count back), right after `sam deploy`; exits non-zero naming the failed step.
+#   make smoke API=<the stack's ApiUrl output> TOKEN=<a JWT from its identity provider>
+smoke:
+	@API="$(API)" TOKEN="$(TOKEN)" infra/smoke.sh

@@ -423,12 +423,18 @@ async fn a_dropped_record_newer_than_the_marks_record_is_flagged_despite_lag() {
         v
     };
     let mark = Rec::new(true, &post, &user, s[1].clone());
-    let first = agg.deliver(&event_json(&[created(&mark, now - 7200.0)])).await;
+    let first = agg
+        .deliver(&event_json(&[created(&mark, now - 7200.0)]))
+        .await;
     assert_eq!(first.anomalies, 0);
     let earlier = Rec::new(true, &post, &user, s[0].clone());
-    let late = agg.deliver(&event_json(&[created(&earlier, now - 3600.0)])).await;
+    let late = agg
+        .deliver(&event_json(&[created(&earlier, now - 3600.0)]))
+        .await;
     assert_eq!((late.duplicates, late.anomalies), (1, 1));
-    let ordinary = agg.deliver(&event_json(&[created(&earlier, now - 7300.0)])).await;
+    let ordinary = agg
+        .deliver(&event_json(&[created(&earlier, now - 7300.0)]))
+        .await;
     assert_eq!((ordinary.duplicates, ordinary.anomalies), (1, 0));
     assert_eq!(count(&agg, &post).await, 1);
 }

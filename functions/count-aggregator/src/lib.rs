@@ -148,8 +148,8 @@ impl<C: CountsStore> Aggregator<C> {
         &self,
         text: &str,
         deadline: Option<Instant>,
-    ) -> Result<BatchReport, serde_json::Error> {
-        let event: StreamEvent = serde_json::from_str(text)?;
+    ) -> Result<BatchReport, sonic_rs::Error> {
+        let event: StreamEvent = batch::decode(text)?;
         Ok(self.process(&event, deadline).await)
     }
 

@@ -2,18 +2,29 @@
 //! mapping, until Ctrl-C or SIGTERM.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use count_aggregator::Aggregator;
+use count_aggregator::{Aggregator, Settings as AggregatorSettings};
 use likes_core::schema::{COUNTS, LIKES};
 use likes_core::{DynamoCounts, DynamoLikes};
 use likes_testkit::faults::{FaultPlan, FaultyCounts};
+use serde_json::json;
 use tokio::net::TcpListener;
 
+use crate::chaos::{ChaosCounts, ChaosFunction, Rng};
 use crate::error::LocalError;
+use crate::esm::config::MappingConfig;
+use crate::esm::function::AggregatorFunction;
+use crate::esm::sinks::{Checkpoints, SqsDestination};
+use crate::esm::source::DynamoStream;
+use crate::esm::{Mapping, Stats};
 use crate::settings::Settings;
-use crate::{emulator, gateway, poller, setup};
+use crate::{emulator, gateway, setup};
+
+/// The queue the local mapping sends given-up batches to (the template's
+/// `AggregatorFailureQueue`).
+pub const FAILURE_QUEUE: &str = "likes-aggregator-failures";
 
 pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     let started = Instant::now();
@@ -38,22 +49,47 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     setup::ensure_table(&dynamo, &LIKES, &settings.likes_table).await?;
     setup::ensure_table(&dynamo, &COUNTS, &settings.counts_table).await?;
     let stream_arn = setup::stream_arn(&dynamo, &settings.likes_table).await?;
+    let config = MappingConfig::from_template().map_err(|e| LocalError::Setup(e.to_string()))?;
+    let destination = SqsDestination::create(aws_sdk_sqs::Client::new(&conf), FAILURE_QUEUE)
+        .await
+        .map_err(|e| LocalError::Setup(format!("the on-failure queue: {e}")))?;
+    let _ = std::fs::create_dir_all(&settings.state_dir);
+    let checkpoints = Checkpoints::load(Some(settings.state_dir.join("mapping-checkpoints.json")));
 
     let ready = Arc::new(AtomicBool::new(false));
-    let streams = aws_sdk_dynamodbstreams::Client::new(&conf);
-    let plan = FaultPlan {
+    let mut plan = FaultPlan {
         fail_next: settings.fail_first_writes,
         ..FaultPlan::default()
     };
-    let aggregator = Aggregator::new(FaultyCounts::with_plan(
+    if let Some(seed) = settings.chaos_seed {
+        plan.random_failures = Some((Rng(seed ^ 0x5eed), 5));
+    }
+    let counts = FaultyCounts::with_plan(
         DynamoCounts::new(dynamo.clone(), &settings.counts_table),
         plan,
-    ));
-    // Not spawned: the aggregator's borrowed futures are not `Send` for every lifetime, and
-    // they need not be; the poller runs on this task, next to the shutdown signal.
-    let poller = poller::run(streams, stream_arn, aggregator);
+    );
+    let function = ChaosFunction {
+        inner: AggregatorFunction {
+            aggregator: Aggregator::with_settings(counts, AggregatorSettings::from_env()),
+        },
+        rng: Mutex::new(Rng(settings.chaos_seed.unwrap_or(0))),
+        duplicate_percent: if settings.chaos_seed.is_some() { 10 } else { 0 },
+        error_percent: if settings.chaos_seed.is_some() { 5 } else { 0 },
+        counts: ChaosCounts::default(),
+    };
+    let stats = Stats::default();
+    let source = DynamoStream::new(aws_sdk_dynamodbstreams::Client::new(&conf), stream_arn);
+    let mapping = Mapping {
+        source: &source,
+        function: &function,
+        destination: &destination,
+        config,
+        checkpoints: &checkpoints,
+        stats: &stats,
+    };
     ready.store(true, Ordering::SeqCst);
 
+    let report = Arc::new(Mutex::new(serde_json::Value::Null));
     let gateway = Arc::new(gateway::Gateway {
         app: likes_api::App::with_cache(
             DynamoLikes::new(dynamo.clone(), &settings.likes_table),
@@ -62,6 +98,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         ),
         auth: settings.auth.clone(),
         ready,
+        stats: report.clone(),
     });
     tracing::info!(
         "JWT authorizer: HS256, issuer {:?}, audience {:?} (`make token USER=<id>` issues one)",
@@ -74,9 +111,29 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         started.elapsed().as_secs_f64()
     );
     let server = tokio::spawn(gateway::serve(listener, gateway));
+    // What the mapping and the chaos did, published for `GET /_local/stats` every second.
+    let publish = async {
+        loop {
+            let c = &function.counts;
+            let snapshot = json!({
+                "mapping": stats.snapshot(),
+                "injected": {
+                    "duplicate_deliveries": c.duplicate_deliveries.load(Ordering::Relaxed),
+                    "function_errors": c.function_errors.load(Ordering::Relaxed),
+                    "write_failures": function.inner.aggregator.store().injected.load(Ordering::Relaxed),
+                }
+            });
+            if let Ok(mut r) = report.lock() {
+                *r = snapshot;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+    };
+    // Not spawned: the mapping borrows the function and its stores, and need not be `Send`;
+    // it runs on this task, next to the shutdown signal.
     tokio::select! {
-        _ = poller => {}
-        _ = shutdown_signal() => {}
+        _ = mapping.run(shutdown_signal()) => {}
+        _ = publish => {}
     }
     tracing::info!("stopping");
     server.abort();

@@ -31,8 +31,10 @@ const MAX_BODY: usize = 10 * 1024 * 1024;
 pub struct Gateway<L, C> {
     pub app: App<L, C>,
     pub auth: jwt::Authorizer,
-    /// Set once tables exist and the stream poller runs: `/healthz` answers 200 from then on.
+    /// Set once tables exist and the stream mapping runs: `/healthz` answers 200 from then on.
     pub ready: Arc<AtomicBool>,
+    /// What the local mapping did and the faults it injected: `GET /_local/stats` (local only).
+    pub stats: Arc<std::sync::Mutex<serde_json::Value>>,
 }
 
 fn to_hyper(resp: lambda_http::Response<lambda_http::Body>) -> Response<Full<Bytes>> {
@@ -64,6 +66,10 @@ impl<L: LikesStore + 'static, C: CountsStore + 'static> Gateway<L, C> {
     async fn serve_one(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
         let (parts, body) = req.into_parts();
         let path = parts.uri.path().to_owned();
+        if path == "/_local/stats" {
+            let stats = self.stats.lock().map(|s| s.clone()).unwrap_or_default();
+            return json(200, stats);
+        }
         if path == "/healthz" {
             return if self.ready.load(Ordering::SeqCst) {
                 json(200, json!({"status": "ok"}))

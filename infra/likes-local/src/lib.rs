@@ -2,12 +2,13 @@
 //! API Gateway with its JWT authorizer, and the stream event source mapping, played locally
 //! around the same handler code that runs on Lambda.
 
+pub mod chaos;
 pub mod dev;
 pub mod emulator;
 pub mod error;
+pub mod esm;
 pub mod gateway;
 pub mod jwt;
-pub mod poller;
 pub mod settings;
 pub mod setup;
 

@@ -22,6 +22,10 @@ pub struct Settings {
     pub counts_table: String,
     /// Test hook: the aggregator's first N writes fail, to exercise redelivery.
     pub fail_first_writes: usize,
+    /// Test hook: seeded faults in the stream path (see `chaos`).
+    pub chaos_seed: Option<u64>,
+    /// Where the event source mapping keeps its checkpoints.
+    pub state_dir: std::path::PathBuf,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -56,6 +60,18 @@ impl Settings {
             likes_table: var("LIKES_TABLE_NAME").unwrap_or_else(|| "likes".to_owned()),
             counts_table: var("COUNTS_TABLE_NAME").unwrap_or_else(|| "counts".to_owned()),
             fail_first_writes: parsed("LIKES_LOCAL_FAIL_FIRST_WRITES", "a number", 0)?,
+            chaos_seed: match var("LIKES_LOCAL_CHAOS") {
+                None => None,
+                Some(_) => Some(parsed("LIKES_LOCAL_CHAOS", "a number (a seed)", 0)?),
+            },
+            state_dir: var("LIKES_LOCAL_STATE_DIR")
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(|| {
+                    std::path::PathBuf::from(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/../../.likes-local"
+                    ))
+                }),
         })
     }
 }

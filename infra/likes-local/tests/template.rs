@@ -36,9 +36,17 @@ fn the_stream_mapping_keeps_the_aggregators_invariants() {
 }
 
 #[test]
-fn the_local_poller_uses_the_templates_batch_size() {
+fn the_local_mapping_plays_the_templates_settings() {
+    let m = mapping();
+    let local = likes_local::esm::config::MappingConfig::from_template().expect("the template");
+    assert_eq!(m["BatchSize"].as_u64(), Some(local.batch_size as u64));
     assert_eq!(
-        mapping()["BatchSize"].as_i64(),
-        Some(i64::from(likes_local::poller::BATCH_SIZE))
+        m["MaximumRetryAttempts"].as_u64(),
+        Some(u64::from(local.max_retries))
     );
+    assert_eq!(
+        m["MaximumRecordAgeInSeconds"].as_u64(),
+        Some(local.max_record_age.as_secs())
+    );
+    assert!(local.bisect);
 }

@@ -23,12 +23,16 @@ pub struct FaultPlan {
     pub fail_writes_after: Option<usize>,
     /// The next this-many writes fail, whatever their row.
     pub fail_next: usize,
+    /// With `(rng, percent)`, that percentage of writes fail, chosen by the seeded stream.
+    pub random_failures: Option<(crate::rng::SplitMix, u64)>,
 }
 
 pub struct FaultyCounts<C> {
     pub inner: C,
     pub writes: AtomicUsize,
     pub reads: AtomicUsize,
+    /// Writes failed by `random_failures`.
+    pub injected: AtomicUsize,
     /// The plan, and how many writes succeeded under it.
     plan: Mutex<(FaultPlan, usize)>,
 }
@@ -49,6 +53,7 @@ impl<C> FaultyCounts<C> {
             inner,
             writes: AtomicUsize::new(0),
             reads: AtomicUsize::new(0),
+            injected: AtomicUsize::new(0),
             plan: Mutex::new((plan, 0)),
         }
     }
@@ -78,6 +83,12 @@ impl<C> FaultyCounts<C> {
         if plan.fail_next > 0 {
             plan.fail_next -= 1;
             return Fault::Fail;
+        }
+        if let Some((rng, percent)) = plan.random_failures.as_mut() {
+            if rng.below(100) < *percent {
+                self.injected.fetch_add(1, Ordering::Relaxed);
+                return Fault::Fail;
+            }
         }
         if rows.iter().any(|r| plan.fail_rows.contains(r))
             || plan.fail_writes_after.is_some_and(|n| *done >= n)

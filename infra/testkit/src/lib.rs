@@ -5,9 +5,11 @@
 //!   JWT authorizer;
 //! - [`stream`]: DynamoDB stream records in the shape Lambda hands to a function;
 //! - [`faults`]: a Counts store that injects failures;
-//! - [`emulator`]: the SDK configuration for the local emulator.
+//! - [`emulator`]: the SDK configuration for the local emulator;
+//! - [`rng`]: a seeded random stream.
 
 pub mod apigw;
 pub mod emulator;
 pub mod faults;
+pub mod rng;
 pub mod stream;

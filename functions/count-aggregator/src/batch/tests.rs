@@ -15,7 +15,7 @@ fn rec(name: &str, post: &PostId, user: &UserId, seq: u64) -> serde_json::Value 
 type Groups = Vec<(String, Vec<(String, i64, i64)>)>;
 
 fn parse_text(text: &str) -> Groups {
-    let event: StreamEvent = serde_json::from_str(text).expect("event");
+    let event: StreamEvent = decode(text).expect("event");
     summary(&parse(&event)).0
 }
 
@@ -107,7 +107,7 @@ use likes_core::seq::SeqNo;
 
 fn agrees(text: &str) -> Result<(), TestCaseError> {
     let typed: Event = serde_json::from_str(text).expect("aws_lambda_events parses it");
-    let borrowed: StreamEvent = serde_json::from_str(text).expect("the borrowed parse parses it");
+    let borrowed: StreamEvent = decode(text).expect("the borrowed parse parses it");
     prop_assert_eq!(summary(&parse(&borrowed)), reference(&typed));
     Ok(())
 }
@@ -124,7 +124,7 @@ fn groups_by_key_in_stream_order_and_first_appearance() {
         rec("INSERT", &p, &u, 5),
     ];
     let text = batch(records).to_string();
-    let event: StreamEvent = serde_json::from_str(&text).unwrap();
+    let event: StreamEvent = decode(&text).unwrap();
     let parsed = parse(&event);
     assert_eq!(
         (parsed.ignored, parsed.skipped, parsed.records()),
@@ -150,20 +150,20 @@ fn groups_by_key_in_stream_order_and_first_appearance() {
 #[test]
 fn an_empty_foreign_or_control_batch_yields_nothing() {
     let empty = batch(vec![]).to_string();
-    let event: StreamEvent = serde_json::from_str(&empty).unwrap();
+    let event: StreamEvent = decode(&empty).unwrap();
     assert_eq!(parse(&event), Parsed::default());
     let mut bad = rec("INSERT", &PostId::new_random(), &UserId::new_random(), 1);
     bad["dynamodb"]["SequenceNumber"] = "12x".into();
     let mut no_change = rec("INSERT", &PostId::new_random(), &UserId::new_random(), 2);
     no_change.as_object_mut().unwrap().remove("dynamodb");
     let text = batch(vec![bad, no_change]).to_string();
-    let event: StreamEvent = serde_json::from_str(&text).unwrap();
+    let event: StreamEvent = decode(&text).unwrap();
     let parsed = parse(&event);
     assert_eq!((parsed.skipped, parsed.posts.len()), (2, 0));
     // A request marker in the post's bucket is control, not a like.
     let marker = TestRecord::likes("INSERT", "p#3", "~op#u#k-1", "100000000000000000009");
     let text = batch(vec![marker.to_json()]).to_string();
-    let event: StreamEvent = serde_json::from_str(&text).unwrap();
+    let event: StreamEvent = decode(&text).unwrap();
     let parsed = parse(&event);
     assert_eq!((parsed.ignored, parsed.posts.len()), (1, 0));
 }
@@ -173,7 +173,7 @@ fn a_record_repeated_within_a_batch_counts_once() {
     let (p, u) = (PostId::new_random(), UserId::new_random());
     let one = rec("INSERT", &p, &u, 7);
     let text = batch(vec![one.clone(), one]).to_string();
-    let event: StreamEvent = serde_json::from_str(&text).unwrap();
+    let event: StreamEvent = decode(&text).unwrap();
     let parsed = parse(&event);
     assert_eq!((parsed.records(), parsed.repeated), (1, 1));
 }
