@@ -301,3 +301,97 @@ async fn the_filter_drops_other_events_and_a_restart_resumes_from_the_checkpoint
     );
     let _ = std::fs::remove_file(&file);
 }
+
+/// A Counts store that panics, or takes a minute: the function's failures, as Lambda sees them.
+struct Broken {
+    panics: bool,
+}
+
+impl likes_core::CountsStore for Broken {
+    async fn apply(
+        &self,
+        _: &likes_core::PostId,
+        _: &[likes_core::BucketWrite<'_>],
+        _: &str,
+    ) -> Result<likes_core::ApplyOutcome, likes_core::StoreError> {
+        if self.panics {
+            panic!("a bug in the handler");
+        }
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok(likes_core::ApplyOutcome::AlreadyApplied)
+    }
+    async fn read_post(
+        &self,
+        _: &likes_core::PostId,
+    ) -> Result<Option<likes_core::PostCounts>, likes_core::StoreError> {
+        Ok(None)
+    }
+    async fn post_count(&self, _: &likes_core::PostId) -> Result<i64, likes_core::StoreError> {
+        Ok(0)
+    }
+    async fn post_counts(
+        &self,
+        _: &[likes_core::PostId],
+    ) -> Result<std::collections::HashMap<likes_core::PostId, i64>, likes_core::StoreError> {
+        Ok(Default::default())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panic_or_a_timeout_is_a_function_error_not_the_end_of_the_stack() {
+    use super::function::AggregatorFunction;
+    let payload = likes_testkit::stream::batch(vec![likes_testkit::stream::StreamRecord::likes(
+        "INSERT",
+        "p#1",
+        "u",
+        "100000000000000000001",
+    )
+    .to_json()])
+    .to_string();
+    let panics = AggregatorFunction {
+        aggregator: count_aggregator::Aggregator::new(Broken { panics: true }),
+    };
+    assert_eq!(
+        panics
+            .invoke(payload.clone(), Duration::from_secs(30))
+            .await,
+        Err(FunctionError::Panicked)
+    );
+    let slow = AggregatorFunction {
+        aggregator: count_aggregator::Aggregator::new(Broken { panics: false }),
+    };
+    let started = tokio::time::Instant::now();
+    assert_eq!(
+        slow.invoke(payload, Duration::from_secs(30)).await,
+        Err(FunctionError::TimedOut)
+    );
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_secs(30),
+        "stopped at the function's timeout"
+    );
+}
+
+#[tokio::test]
+async fn every_page_of_the_shard_list_is_read_before_any_shard() {
+    use super::source::{all_pages, Shard, SourceError};
+    // 250 shards in pages of 100, each child listed on a later page than its parent.
+    let shards: Vec<Shard> = (0..250)
+        .map(|i| Shard {
+            id: format!("s{i:03}"),
+            parent: (i >= 100).then(|| format!("s{:03}", i - 100)),
+        })
+        .collect();
+    let pages = std::cell::Cell::new(0);
+    let all = all_pages(|start: Option<String>| {
+        pages.set(pages.get() + 1);
+        let from = start.map_or(0, |s| s[1..].parse::<usize>().unwrap() + 1);
+        let page: Vec<Shard> = shards.iter().skip(from).take(100).cloned().collect();
+        let next = (from + 100 < shards.len()).then(|| page.last().unwrap().id.clone());
+        async move { Ok::<_, SourceError>((page, next)) }
+    })
+    .await
+    .unwrap();
+    assert_eq!(pages.get(), 3);
+    assert_eq!(all, shards);
+}
