@@ -1,171 +1,24 @@
 //! End to end, as a user runs it: the `likes-local` binary on a free port with its own emulator,
 //! real HTTP, real tokens, the stream poller feeding the aggregator.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+mod common;
 
+use common::{http, request, token, wait_for_count, Options, Stack, SECRET};
 use likes_local::jwt;
 use serde_json::Value;
 
-const SECRET: &str = "e2e-secret";
+fn start(fail_first_writes: usize) -> Stack {
+    Stack::start(&Options {
+        fail_first_writes,
+        ..Options::default()
+    })
+}
 
 fn chrono_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
-}
-
-struct Stack {
-    child: Child,
-    port: u16,
-    log: Arc<Mutex<String>>,
-}
-
-impl Drop for Stack {
-    fn drop(&mut self) {
-        // SIGTERM, so the stack stops its emulator on the way out.
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn start(fail_first_writes: usize) -> Stack {
-    let port = free_port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_likes-local"))
-        .env("LIKES_PORT", port.to_string())
-        .env_remove("LIKES_MOTO_SERVER")
-        .env("LIKES_DEV_JWT_SECRET", SECRET)
-        .env(
-            "LIKES_LOCAL_FAIL_FIRST_WRITES",
-            fail_first_writes.to_string(),
-        )
-        .env("NO_COLOR", "1")
-        .env_remove("LIKES_DYNAMODB_ENDPOINT")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("likes-local starts");
-    let log = Arc::new(Mutex::new(String::new()));
-    for pipe in [
-        Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
-        Box::new(child.stderr.take().unwrap()),
-    ] {
-        let log = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                log.lock().unwrap().push_str(&(line + "\n"));
-            }
-        });
-    }
-    let stack = Stack { child, port, log };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok((200, _)) = http(port, "GET", "/healthz", None) {
-            return stack;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the stack did not become healthy:\n{}",
-            stack.log.lock().unwrap()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// One HTTP/1.1 request over a fresh connection.
-fn http(port: u16, method: &str, path: &str, token: Option<&str>) -> std::io::Result<(u16, Value)> {
-    http_with_body(port, method, path, token, b"")
-}
-
-/// One HTTP/1.1 request with a body over a fresh connection.
-fn http_with_body(
-    port: u16,
-    method: &str,
-    path: &str,
-    token: Option<&str>,
-    body: &[u8],
-) -> std::io::Result<(u16, Value)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(Duration::from_secs(20)))?;
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )?;
-    s.write_all(body)?;
-    let mut raw = String::new();
-    s.read_to_string(&mut raw)?;
-    let status: u16 = raw
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = raw.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    Ok((status, serde_json::from_str(body).unwrap_or(Value::Null)))
-}
-
-fn token(user: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_likes-local"))
-        .args(["token", user])
-        .env("LIKES_DEV_JWT_SECRET", SECRET)
-        .output()
-        .expect("token command runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-/// Polls the count until it reads `want`; returns how long that took.
-fn wait_for_count(stack: &Stack, post: &str, tok: &str, want: i64) -> Duration {
-    let started = Instant::now();
-    let deadline = started + Duration::from_secs(30);
-    loop {
-        let (s, b) = http(
-            stack.port,
-            "GET",
-            &format!("/posts/{post}/likes/count"),
-            Some(tok),
-        )
-        .unwrap();
-        assert_eq!(s, 200, "{b}");
-        if b["like_count"] == want {
-            return started.elapsed();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "count stuck at {} (want {want}):\n{}",
-            b["like_count"],
-            stack.log.lock().unwrap()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 #[test]
@@ -263,8 +116,15 @@ fn the_local_authorizer_rejects_bad_tokens_and_a_token_acts_only_as_its_user() {
 
     // A body that is not text reaches the handler base64-encoded, as API Gateway sends it, and
     // is refused like any body.
-    let (s, body) =
-        http_with_body(stack.port, "PUT", &path, Some(&valid), &[0xff, 0xfe, 0x00]).unwrap();
+    let (s, body) = request(
+        stack.port,
+        "PUT",
+        &path,
+        Some(&valid),
+        &[],
+        &[0xff, 0xfe, 0x00],
+    )
+    .unwrap();
     assert_eq!(
         (s, body["error"]["code"].as_str()),
         (400, Some("unexpected_body")),
