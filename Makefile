@@ -56,4 +56,5 @@ smoke:
 # and unlike through HTTP while the stream path is faulted, the emulator stopped once and the
 # stack restarted once; prints requests, faults by kind and mismatches (which must be 0).
 chaos:
-	LIKES_CHAOS_REQUESTS=$${LIKES_CHAOS_REQUESTS:-20000} infra/with-moto.sh cargo test -p likes-local --test chaos -- --nocapture
+	@infra/venv.sh >/dev/null
+	LIKES_CHAOS_REQUESTS=$${LIKES_CHAOS_REQUESTS:-20000} cargo test -p likes-local --test chaos -- --nocapture
