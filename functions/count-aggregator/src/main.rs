@@ -9,10 +9,12 @@ use likes_core::config::{dynamo_client, Config};
 use likes_core::DynamoCounts;
 use serde_json::value::RawValue;
 
-/// The invocation's deadline (epoch milliseconds, from the Lambda context) as an instant.
-fn deadline_of(epoch_ms: u64) -> Instant {
+/// The invocation's deadline (epoch milliseconds, from the Lambda context) as an instant. One
+/// already past when the invocation starts is no Lambda deadline (`cargo lambda watch` sends a
+/// fixed one in 1970): then there is none.
+fn deadline_of(epoch_ms: u64) -> Option<Instant> {
     let now_ms = chrono::Utc::now().timestamp_millis().max(0) as u64;
-    Instant::now() + Duration::from_millis(epoch_ms.saturating_sub(now_ms))
+    (epoch_ms > now_ms).then(|| Instant::now() + Duration::from_millis(epoch_ms - now_ms))
 }
 
 #[tokio::main]
@@ -33,7 +35,7 @@ async fn main() -> Result<(), Error> {
         move |event: LambdaEvent<Box<RawValue>>| async move {
             let deadline = deadline_of(event.context.deadline);
             let report = aggregator
-                .process_json(event.payload.get(), Some(deadline))
+                .process_json(event.payload.get(), deadline)
                 .await?;
             println!("{}", emf_line(function_name, &report));
             Ok::<DynamoDbEventResponse, Error>(report.response())

@@ -209,7 +209,7 @@ fn counts_and_likes_survive_chaos() {
             let (tokens, posts, sent, retried) =
                 (tokens.clone(), posts.clone(), sent.clone(), retried.clone());
             std::thread::spawn(move || {
-                let mut rng = SplitMix(seed ^ (c as u64 + 1) * 0x9e37_79b9);
+                let mut rng = SplitMix(seed ^ ((c as u64 + 1) * 0x9e37_79b9));
                 let mut acked = Vec::new();
                 // Each user belongs to one client, so one user's requests never overlap.
                 let mine: Vec<usize> = (0..USERS).filter(|u| u % CLIENTS == c).collect();

@@ -4,17 +4,14 @@
 //! the step, with a wrong token, when the counts never converge, and against a stopped stack.
 //! Needs what the script needs: make, bash, curl and python3.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+mod common;
 
+use std::process::{Command, Output};
+use std::time::Instant;
+
+use common::{http, repo_root, token, Options, Stack};
 use likes_local::jwt;
 use serde_json::Value;
-
-const SECRET: &str = "smoke-secret";
 
 /// The ten steps the script prints, in order.
 const STEPS: [&str; 10] = [
@@ -30,140 +27,15 @@ const STEPS: [&str; 10] = [
     "count back to start",
 ];
 
-struct Stack {
-    child: Child,
-    port: u16,
-    log: Arc<Mutex<String>>,
-}
-
-impl Stack {
-    fn api(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn stop(mut self) {
-        self.terminate();
-    }
-
-    fn terminate(&mut self) {
-        // SIGTERM, so the stack stops its emulator on the way out.
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Stack {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            self.terminate();
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn start(fail_first_writes: usize) -> Stack {
-    let port = free_port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_likes-local"))
-        .env("LIKES_PORT", port.to_string())
-        .env_remove("LIKES_MOTO_SERVER")
-        .env("LIKES_DEV_JWT_SECRET", SECRET)
-        .env(
-            "LIKES_LOCAL_FAIL_FIRST_WRITES",
-            fail_first_writes.to_string(),
-        )
-        .env("NO_COLOR", "1")
-        .env_remove("LIKES_DYNAMODB_ENDPOINT")
-        .env_remove("LIKES_JWT_ISSUER")
-        .env_remove("LIKES_JWT_AUDIENCE")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("likes-local starts");
-    let log = Arc::new(Mutex::new(String::new()));
-    for pipe in [
-        Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
-        Box::new(child.stderr.take().unwrap()),
-    ] {
-        let log = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                log.lock().unwrap().push_str(&(line + "\n"));
-            }
-        });
-    }
-    let stack = Stack { child, port, log };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok((200, _)) = http(port, "GET", "/healthz", None) {
-            return stack;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the stack did not become healthy:\n{}",
-            stack.log.lock().unwrap()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    Stack::start(&Options {
+        fail_first_writes,
+        ..Options::default()
+    })
 }
 
-/// One HTTP/1.1 request over a fresh connection: (status, JSON body or Null).
-fn http(port: u16, method: &str, path: &str, token: Option<&str>) -> std::io::Result<(u16, Value)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(Duration::from_secs(20)))?;
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut raw = String::new();
-    s.read_to_string(&mut raw)?;
-    let status: u16 = raw
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = raw.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    Ok((status, serde_json::from_str(body).unwrap_or(Value::Null)))
-}
-
-/// A dev token for `user`, from `likes-local token`, as `make token` makes it.
-fn token(user: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_likes-local"))
-        .args(["token", user])
-        .env("LIKES_DEV_JWT_SECRET", SECRET)
-        .env_remove("LIKES_JWT_ISSUER")
-        .env_remove("LIKES_JWT_AUDIENCE")
-        .output()
-        .expect("token command runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+fn api(stack: &Stack) -> String {
+    format!("http://127.0.0.1:{}", stack.port)
 }
 
 struct Smoke {
@@ -237,7 +109,7 @@ fn smoke_passes_against_the_local_stack_and_leaves_it_as_it_found_it() {
     let stack = start(0);
     let user = "auth0|5f7c8ec7c33c6c004bbafe82";
     let tok = token(user);
-    let run = make_smoke(&stack.api(), &tok, None);
+    let run = make_smoke(&api(&stack), &tok, None);
     assert_eq!(run.code, Some(0), "{}", run.shown());
     let mut rest = run.stdout.as_str();
     for step in STEPS {
@@ -282,7 +154,7 @@ fn smoke_passes_against_the_local_stack_and_leaves_it_as_it_found_it() {
     assert_eq!(b["items"], Value::Array(vec![]), "{b}");
 
     // A second run uses another post and passes as well.
-    let again = make_smoke(&stack.api(), &tok, None);
+    let again = make_smoke(&api(&stack), &tok, None);
     assert_eq!(again.code, Some(0), "{}", again.shown());
     assert_ne!(again.post(), post);
 }
@@ -290,7 +162,7 @@ fn smoke_passes_against_the_local_stack_and_leaves_it_as_it_found_it() {
 #[test]
 fn smoke_fails_naming_the_step_with_a_wrong_token_and_against_a_stopped_stack() {
     let stack = start(0);
-    let api = stack.api();
+    let api = api(&stack);
 
     let forged = jwt::Authorizer {
         secret: "not-the-secret".into(),
@@ -318,7 +190,7 @@ fn smoke_fails_naming_the_step_with_a_wrong_token_and_against_a_stopped_stack() 
     }
 
     let tok = token("7c9e6679-7425-40de-944b-e07fc1f90ae7");
-    stack.stop();
+    drop(stack);
     let run = make_smoke(&api, &tok, None);
     assert!(run.failed_with(1), "{}", run.shown());
     assert!(
@@ -349,7 +221,7 @@ fn smoke_fails_when_the_count_does_not_converge_and_removes_its_like() {
     // Every write of the aggregator fails: the like is recorded but never counted.
     let stack = start(usize::MAX / 2);
     let tok = token("google-oauth2|104763291827364512345");
-    let run = make_smoke(&stack.api(), &tok, Some(3));
+    let run = make_smoke(&api(&stack), &tok, Some(3));
     assert!(run.failed_with(1), "{}", run.shown());
     assert!(
         run.stderr
