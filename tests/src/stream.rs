@@ -19,6 +19,8 @@ pub struct Rec {
     pub post: PostId,
     pub user: UserId,
     pub seq: String,
+    /// A control item's record instead of a like's: its bucket and sort key (a recount fence).
+    pub control: Option<(u8, String)>,
 }
 
 impl Rec {
@@ -28,13 +30,30 @@ impl Rec {
             post: post.clone(),
             user: user.clone(),
             seq: seq.into(),
+            control: None,
         }
+    }
+
+    /// The INSERT of a recount fence `~fence#<job>#<phase>` in bucket `bucket` of `post`.
+    pub fn fence(
+        post: &PostId,
+        bucket: u8,
+        job: &str,
+        phase: &str,
+        seq: impl Into<String>,
+    ) -> Self {
+        let mut r = Self::new(true, post, &UserId::parse("fence").expect("an id"), seq);
+        r.control = Some((bucket, format!("~fence#{job}#{phase}")));
+        r
     }
 
     pub fn row(&self) -> PostBucket {
         PostBucket {
             post: self.post.clone(),
-            bucket: bucket_of(&self.user),
+            bucket: match &self.control {
+                Some((b, _)) => *b,
+                None => bucket_of(&self.user),
+            },
         }
     }
 }
@@ -42,7 +61,11 @@ impl Rec {
 /// The record as Lambda delivers it from a DynamoDB stream.
 pub fn record_json(r: &Rec) -> serde_json::Value {
     let name = if r.insert { "INSERT" } else { "REMOVE" };
-    StreamRecord::likes(name, &r.row().to_string(), r.user.as_str(), &r.seq).to_json()
+    let sort_key = r
+        .control
+        .as_ref()
+        .map_or(r.user.as_str(), |(_, sk)| sk.as_str());
+    StreamRecord::likes(name, &r.row().to_string(), sort_key, &r.seq).to_json()
 }
 
 /// A batch's JSON text, as Lambda sends it (checked to parse as `aws_lambda_events`' type).

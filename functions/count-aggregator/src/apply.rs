@@ -5,10 +5,11 @@ use likes_core::time::format_ts;
 use likes_core::{ApplyOutcome, BucketWrite, CountsStore, PostCounts, Seq, StoreError};
 
 use crate::batch::{Change, PostGroup};
+use crate::recount;
 
 /// A bucket's mark can fail the condition again only if a writer outside this shard's single
 /// in-order consumer touches it; after this many rounds the post is reported as failed instead.
-const MAX_ROUNDS: usize = 4;
+pub(crate) const MAX_ROUNDS: usize = 4;
 
 /// Tolerance between the stream's creation times (whole seconds) when checking records dropped
 /// as already applied against the record at the mark.
@@ -42,7 +43,11 @@ impl PostResult {
     }
 }
 
-fn write_of<'a>(bucket: u8, pending: &[Change<'a>]) -> Option<BucketWrite<'a>> {
+pub(crate) fn write_of<'a>(
+    bucket: u8,
+    pending: &[Change<'a>],
+    window: Option<&'a str>,
+) -> Option<BucketWrite<'a>> {
     let (first, last) = (pending.first()?, pending.last()?);
     Some(BucketWrite {
         bucket,
@@ -50,6 +55,7 @@ fn write_of<'a>(bucket: u8, pending: &[Change<'a>]) -> Option<BucketWrite<'a>> {
         first: first.seq,
         last: last.seq,
         last_created: last.created,
+        window,
     })
 }
 
@@ -57,6 +63,15 @@ pub async fn apply_post<C: CountsStore>(counts: &C, group: &PostGroup<'_>) -> Po
     let mut result = PostResult::default();
     let mut pending: Vec<&[Change<'_>]> =
         group.buckets.iter().map(|b| b.changes.as_slice()).collect();
+    if group.has_fence() {
+        // Invariant 9: a recount is under way; its fences and window take the careful path.
+        return match counts.read_post(&group.post).await {
+            Ok(item) => {
+                recount::apply(counts, group, result, pending, item.unwrap_or_default()).await
+            }
+            Err(e) => fail(result, group, &pending, e),
+        };
+    }
     for _ in 0..MAX_ROUNDS {
         // Invariants 2 and 4: one write for all of the post's buckets in the batch, and a
         // bucket whose delta is 0 is still written, so that its mark advances.
@@ -64,7 +79,7 @@ pub async fn apply_post<C: CountsStore>(counts: &C, group: &PostGroup<'_>) -> Po
             .buckets
             .iter()
             .zip(&pending)
-            .filter_map(|(b, p)| write_of(b.bucket, p))
+            .filter_map(|(b, p)| write_of(b.bucket, p, None))
             .collect();
         if writes.is_empty() {
             return result;
@@ -72,36 +87,23 @@ pub async fn apply_post<C: CountsStore>(counts: &C, group: &PostGroup<'_>) -> Po
         let now = format_ts(Utc::now());
         match counts.apply(&group.post, &writes, &now).await {
             Ok(ApplyOutcome::Applied { counts }) => {
-                for (bucket, like_count) in counts.into_iter().filter(|(_, c)| *c < 0) {
-                    // Invariant 8.
-                    result.anomalies += 1;
-                    tracing::error!(
-                        post_id = %group.post,
-                        bucket,
-                        like_count,
-                        "count went negative: the Counts item drifted from the Likes table; recount this post"
-                    );
-                }
+                note_negatives(&mut result, group, &counts);
                 return result;
             }
             Ok(ApplyOutcome::AlreadyApplied) => {
-                // Invariant 3: some of these were applied by an earlier delivery. Read the item
-                // and keep, per bucket, only what lies above its mark.
+                // Invariant 3: some of these were applied by an earlier delivery — or a
+                // recount's window is open on a bucket. Read the item and keep, per bucket,
+                // only what lies above its mark.
                 let item = match counts.read_post(&group.post).await {
                     Ok(item) => item.unwrap_or_default(),
                     Err(e) => return fail(result, group, &pending, e),
                 };
-                for (b, p) in group.buckets.iter().zip(pending.iter_mut()) {
-                    let state = &item.buckets[usize::from(b.bucket)];
-                    let Some(hwm) = state.hwm.as_ref() else {
-                        continue;
-                    };
-                    let applied = p.partition_point(|c| c.seq <= hwm.as_seq());
-                    let (dropped, rest) = p.split_at(applied);
-                    result.duplicates += dropped.len();
-                    result.anomalies +=
-                        check_dropped(group, b.bucket, dropped, hwm.as_seq(), &item);
-                    *p = rest;
+                drop_applied(&mut result, group, &mut pending, &item);
+                let windowed = group.buckets.iter().zip(&pending).any(|(b, p)| {
+                    !p.is_empty() && item.buckets[usize::from(b.bucket)].window.is_some()
+                });
+                if windowed {
+                    return recount::apply(counts, group, result, pending, item).await;
                 }
             }
             Err(e) => return fail(result, group, &pending, e),
@@ -112,6 +114,39 @@ pub async fn apply_post<C: CountsStore>(counts: &C, group: &PostGroup<'_>) -> Po
     }
     let err = StoreError::Internal("a high-water mark kept moving".into());
     fail(result, group, &pending, err)
+}
+
+pub(crate) fn note_negatives(result: &mut PostResult, group: &PostGroup<'_>, counts: &[(u8, i64)]) {
+    for (bucket, like_count) in counts.iter().copied().filter(|(_, c)| *c < 0) {
+        // Invariant 8.
+        result.anomalies += 1;
+        tracing::error!(
+            post_id = %group.post,
+            bucket,
+            like_count,
+            "count went negative: the Counts item drifted from the Likes table; recount this post"
+        );
+    }
+}
+
+/// Invariant 3: per bucket, the records at or below its mark are dropped as already applied.
+pub(crate) fn drop_applied<'a>(
+    result: &mut PostResult,
+    group: &PostGroup<'a>,
+    pending: &mut [&[Change<'a>]],
+    item: &PostCounts,
+) {
+    for (b, p) in group.buckets.iter().zip(pending.iter_mut()) {
+        let state = &item.buckets[usize::from(b.bucket)];
+        let Some(hwm) = state.hwm.as_ref() else {
+            continue;
+        };
+        let applied = p.partition_point(|c| c.seq <= hwm.as_seq());
+        let (dropped, rest) = p.split_at(applied);
+        result.duplicates += dropped.len();
+        result.anomalies += check_dropped(group, b.bucket, dropped, hwm.as_seq(), item);
+        *p = rest;
+    }
 }
 
 /// Invariant 8: a record dropped as "already applied" was created at or before the record at
@@ -146,7 +181,7 @@ fn check_dropped(
 }
 
 /// Invariant 5: report the lowest unapplied record; Lambda redelivers from it.
-fn fail(
+pub(crate) fn fail(
     result: PostResult,
     group: &PostGroup<'_>,
     pending: &[&[Change<'_>]],

@@ -94,14 +94,39 @@ pub struct StringAttr<'a> {
     pub s: Option<Str<'a>>,
 }
 
-/// One counted stream record.
+/// A recount's fence record: the INSERT of a control item `~fence#<job>#begin` or `…#end`
+/// written into the bucket by a recount job (see `fence`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fence<'a> {
+    Begin(&'a str),
+    End(&'a str),
+}
+
+/// One stream record the aggregator acts on, in its group's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Change<'a> {
     pub seq: Seq<'a>,
-    /// +1 for INSERT (a like), −1 for REMOVE (an unlike).
+    /// +1 for INSERT (a like), −1 for REMOVE (an unlike); 0 for a fence.
     pub delta: i64,
     /// When the record was created, epoch seconds (0 if the record did not say).
     pub created: i64,
+    /// The liker (a recount's window records who changed).
+    pub user: &'a str,
+    pub fence: Option<Fence<'a>>,
+}
+
+/// Recognises a fence item's sort key: `~fence#<job>#begin|end`, the job 1 to 64 characters of
+/// `A-Z a-z 0-9 -`.
+pub fn fence_of(sort_key: &str) -> Option<Fence<'_>> {
+    let rest = sort_key.strip_prefix("~fence#")?;
+    let (job, phase) = rest.rsplit_once('#')?;
+    let ok = (1..=64).contains(&job.len())
+        && job.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    match (ok, phase) {
+        (true, "begin") => Some(Fence::Begin(job)),
+        (true, "end") => Some(Fence::End(job)),
+        _ => None,
+    }
 }
 
 /// All of one `post_bucket`'s records in a batch, in stream order.
@@ -121,6 +146,13 @@ pub struct PostGroup<'a> {
 impl PostGroup<'_> {
     pub fn records(&self) -> usize {
         self.buckets.iter().map(|b| b.changes.len()).sum()
+    }
+
+    /// Whether a recount's fence is among the records: the post then takes the careful path.
+    pub fn has_fence(&self) -> bool {
+        self.buckets
+            .iter()
+            .any(|b| b.changes.iter().any(|c| c.fence.is_some()))
     }
 }
 
@@ -206,11 +238,23 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
             skip(&mut out, record, Unparsable::NoChange);
             continue;
         };
-        let user = change.keys.user_id.as_ref().and_then(|a| a.s.as_deref());
-        if user.is_some_and(|u| u.starts_with('~')) {
-            out.ignored += 1;
-            continue;
-        }
+        let user = change
+            .keys
+            .user_id
+            .as_ref()
+            .and_then(|a| a.s.as_deref())
+            .unwrap_or("");
+        // Control items are not likes. Of them, only a fence's INSERT is acted on.
+        let fence = match user.strip_prefix('~') {
+            None => None,
+            Some(_) => match (delta, fence_of(user)) {
+                (1, Some(f)) => Some(f),
+                _ => {
+                    out.ignored += 1;
+                    continue;
+                }
+            },
+        };
         let Some(raw_seq) = change.sequence_number.as_deref() else {
             skip(&mut out, record, Unparsable::NoSequence);
             continue;
@@ -252,8 +296,10 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
         }
         changes.push(Change {
             seq,
-            delta,
+            delta: if fence.is_some() { 0 } else { delta },
             created: change.created.map(|t| t as i64).unwrap_or(0),
+            user,
+            fence,
         });
     }
     out

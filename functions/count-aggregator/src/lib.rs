@@ -35,6 +35,11 @@
 //!    record dropped as already applied although created after the record at the bucket's mark
 //!    (`t<b>`; the sign that the sequence-number assumption below was breached), are logged and
 //!    counted in the `CountAnomalies` metric, so that the post can be recounted.
+//! 9. **A recount's fences are control, never likes**: between a job's `begin` and `end`
+//!    fence records in a bucket, each change is recorded in the job's window (who, and how)
+//!    before it is counted, and at `end` the bucket's count is noted for the job; every step is
+//!    conditional on the bucket's mark, so redelivered fences are absorbed like any record
+//!    (`recount`'s docs give the protocol and why the job's correction is exact).
 //!
 //! # Why this is correct
 //!
@@ -49,6 +54,7 @@
 
 pub mod apply;
 pub mod batch;
+pub mod recount;
 pub mod report;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -23,7 +23,8 @@ async fn main() -> Result<(), Error> {
     let config = Config::from_env()?;
     let client = dynamo_client().await;
     let aggregator = Aggregator::with_settings(
-        DynamoCounts::new(client, config.counts_table),
+        // Recount windows are recorded next to the likes (see the crate docs, invariant 9).
+        DynamoCounts::new(client, config.counts_table).with_windows(config.likes_table),
         Settings::from_env(),
     );
     let function_name =

@@ -214,6 +214,7 @@ async fn seed(t: &Tables, m: &Value) -> usize {
             first: seq,
             last: seq,
             last_created: 0,
+            window: None,
         };
         t.counts()
             .apply(&row.post, &[write], &now_ts())

@@ -96,6 +96,25 @@ impl CountsStore for FakeCounts {
     async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
         Ok(posts.iter().map(|p| (p.clone(), -2)).collect())
     }
+    async fn fence(
+        &self,
+        _: &PostId,
+        _: u8,
+        _: likes_core::FenceWrite<'_>,
+        _: likes_core::Seq<'_>,
+        _: i64,
+        _: &str,
+    ) -> Result<ApplyOutcome, StoreError> {
+        Ok(ApplyOutcome::AlreadyApplied)
+    }
+    async fn record_window(
+        &self,
+        _: &PostBucket,
+        _: &str,
+        _: &[likes_core::WindowEntry<'_>],
+    ) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 const P: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";

@@ -3,6 +3,7 @@
 
 pub mod bucket;
 pub mod config;
+pub mod erase;
 pub mod ids;
 pub mod schema;
 pub mod seq;
@@ -15,7 +16,7 @@ pub use ids::{IdError, PostId, UserId};
 pub use seq::Seq;
 pub use seq::SeqNo;
 pub use store::{
-    ApplyOutcome, BucketCount, BucketWrite, CountsStore, DynamoCounts, DynamoLikes, LikerPos,
-    LikesStore, Page, PostCounts, StoreError, UserLikePos,
+    ApplyOutcome, BucketCount, BucketWrite, CountsStore, DynamoCounts, DynamoLikes, FenceWrite,
+    LikerPos, LikesStore, Page, PostCounts, StoreError, UserLikePos, WindowEntry,
 };
 pub use token::WriteToken;

@@ -57,6 +57,10 @@ pub mod likes {
     /// (the table's TTL attribute).
     pub const OP: &str = "op";
     pub const EXPIRES_AT: &str = "expires_at";
+    /// Recount window entries (`~w#<job>#<user>`): the user's last change in the window, as its
+    /// sequence number (a `SeqKey`) and its event (`I` like, `R` unlike).
+    pub const SEQ: &str = "seq";
+    pub const EVENT: &str = "ev";
     pub const BY_USER: &str = "by_user";
     pub const BY_TIME: &str = "by_time";
 }

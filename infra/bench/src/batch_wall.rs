@@ -34,6 +34,29 @@ impl CountsStore for SlowCounts {
     ) -> Result<std::collections::HashMap<PostId, i64>, StoreError> {
         self.inner.post_counts(posts).await
     }
+
+    async fn fence(
+        &self,
+        post: &likes_core::PostId,
+        bucket: u8,
+        fence: likes_core::FenceWrite<'_>,
+        seq: likes_core::Seq<'_>,
+        created: i64,
+        now: &str,
+    ) -> Result<likes_core::ApplyOutcome, likes_core::StoreError> {
+        self.inner
+            .fence(post, bucket, fence, seq, created, now)
+            .await
+    }
+
+    async fn record_window(
+        &self,
+        bucket: &likes_core::PostBucket,
+        job: &str,
+        entries: &[likes_core::WindowEntry<'_>],
+    ) -> Result<(), likes_core::StoreError> {
+        self.inner.record_window(bucket, job, entries).await
+    }
 }
 
 /// (concurrency, posts written, wall time) for one batch.

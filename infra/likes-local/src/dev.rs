@@ -65,7 +65,8 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         plan.random_failures = Some((Rng(seed ^ 0x5eed), 5));
     }
     let counts = FaultyCounts::with_plan(
-        DynamoCounts::new(dynamo.clone(), &settings.counts_table),
+        DynamoCounts::new(dynamo.clone(), &settings.counts_table)
+            .with_windows(settings.likes_table.clone()),
         plan,
     );
     let function = ChaosFunction {

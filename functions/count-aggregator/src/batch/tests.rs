@@ -54,10 +54,13 @@ fn reference(event: &Event) -> Summary {
             Some(AttributeValue::S(s)) => Some(s.clone()),
             _ => None,
         };
-        if s("user_id").is_some_and(|u| u.starts_with('~')) {
+        let user = s("user_id").unwrap_or_default();
+        let fence = user.starts_with('~') && delta == 1 && fence_of(&user).is_some();
+        if user.starts_with('~') && !fence {
             ignored += 1;
             continue;
         }
+        let delta = if fence { 0 } else { delta };
         let seq = r
             .change
             .sequence_number
@@ -169,6 +172,40 @@ fn an_empty_foreign_or_control_batch_yields_nothing() {
 }
 
 #[test]
+fn fences_are_recognised_and_nothing_else_is() {
+    assert_eq!(fence_of("~fence#job-1#begin"), Some(Fence::Begin("job-1")));
+    assert_eq!(fence_of("~fence#j#end"), Some(Fence::End("j")));
+    for not in [
+        "~fence#j#middle",
+        "~fence##begin",
+        "~fence#a#b#begin",
+        "~op#u#k",
+        "fence#j#end",
+    ] {
+        assert_eq!(fence_of(not), None, "{not}");
+    }
+    // A fence's REMOVE (the job cleaning up) is ignored, its INSERT kept in order, uncounted.
+    let (p, u) = (PostId::new_random(), UserId::new_random());
+    let pb = PostBucket::for_like(&p, &u).to_string();
+    let seq = |n: u64| (100_000_000_000_000_000_000u128 + u128::from(n)).to_string();
+    let text = batch(vec![
+        TestRecord::likes("INSERT", &pb, "~fence#j#begin", &seq(1)).to_json(),
+        TestRecord::likes("INSERT", &pb, u.as_str(), &seq(2)).to_json(),
+        TestRecord::likes("REMOVE", &pb, "~fence#j#begin", &seq(3)).to_json(),
+    ])
+    .to_string();
+    let event: StreamEvent = decode(&text).unwrap();
+    let parsed = parse(&event);
+    let changes = &parsed.posts[0].buckets[0].changes;
+    assert_eq!(parsed.ignored, 1);
+    assert_eq!(changes[0].fence, Some(Fence::Begin("j")));
+    assert_eq!(
+        (changes[0].delta, changes[1].delta, changes[1].user),
+        (0, 1, u.as_str())
+    );
+}
+
+#[test]
 fn a_record_repeated_within_a_batch_counts_once() {
     let (p, u) = (PostId::new_random(), UserId::new_random());
     let one = rec("INSERT", &p, &u, 7);
@@ -206,6 +243,8 @@ fn record_strategy() -> impl Strategy<Value = serde_json::Value> {
     let user = prop_oneof![
         8 => "[a-z0-9|]{1,12}",
         1 => Just("~fence#j#begin".to_owned()),
+        1 => Just("~fence#job-2#end".to_owned()),
+        1 => Just("~op#u#k-1".to_owned()),
     ];
     let post = prop_oneof![
         8 => "[a-z0-9:]{1,8}",

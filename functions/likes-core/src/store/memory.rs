@@ -7,11 +7,12 @@ use std::sync::Mutex;
 
 use super::page::{self, BucketScan, Page};
 use super::{
-    ApplyOutcome, BucketWrite, CountsStore, LikerPos, LikesStore, PostCounts, StoreError,
-    UserLikePos,
+    ApplyOutcome, BucketWrite, CountsStore, FenceWrite, LikerPos, LikesStore, PostCounts,
+    StoreError, UserLikePos, WindowEntry,
 };
 use crate::bucket::{fnv1a64, PostBucket};
 use crate::ids::{PostId, UserId};
+use crate::seq::{Seq, SeqNo};
 use crate::token::WriteToken;
 
 fn poisoned() -> StoreError {
@@ -176,16 +177,54 @@ impl LikesStore for MemoryLikes {
     }
 }
 
-/// The Counts table, with the conditional update's semantics: one item per post.
+/// Recount window entries by (bucket, job, user): the user's last change and whether it liked.
+type Windows = HashMap<(PostBucket, String, String), (SeqNo, bool)>;
+
+/// The Counts table, with the conditional update's semantics: one item per post; and the
+/// recount window entries the aggregator records, by (bucket, job, user).
 #[derive(Debug, Default)]
 pub struct MemoryCounts {
     items: Mutex<HashMap<PostId, PostCounts>>,
+    windows: Mutex<Windows>,
 }
 
 impl MemoryCounts {
     /// A post's item, without going through the trait's future.
     pub fn read_post_now(&self, post: &PostId) -> Option<PostCounts> {
         self.items.lock().ok()?.get(post).cloned()
+    }
+
+    /// `job`'s window entries on `bucket`: user → (sequence number, liked).
+    pub fn window_entries(&self, bucket: &PostBucket, job: &str) -> HashMap<String, (SeqNo, bool)> {
+        self.windows
+            .lock()
+            .map(|w| {
+                w.iter()
+                    .filter(|((b, j, _), _)| b == bucket && j == job)
+                    .map(|((_, _, u), v)| (u.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Adds `diff` to a bucket if `job`'s end is the one noted there, and forgets it: a
+    /// recount's correction.
+    pub fn correct(&self, post: &PostId, bucket: u8, job: &str, diff: i64) -> bool {
+        let Ok(mut items) = self.items.lock() else {
+            return false;
+        };
+        let Some(b) = items
+            .get_mut(post)
+            .map(|i| &mut i.buckets[usize::from(bucket)])
+        else {
+            return false;
+        };
+        if b.ended.as_ref().map(|(j, _)| j.as_str()) != Some(job) {
+            return false;
+        }
+        b.count += diff;
+        b.ended = None;
+        true
     }
 }
 
@@ -199,10 +238,8 @@ impl CountsStore for MemoryCounts {
         let mut items = self.items.lock().map_err(|_| poisoned())?;
         let item = items.entry(post.clone()).or_default();
         let stale = writes.iter().any(|w| {
-            item.buckets[usize::from(w.bucket)]
-                .hwm
-                .as_ref()
-                .is_some_and(|h| h.as_seq() >= w.first)
+            let b = &item.buckets[usize::from(w.bucket)];
+            b.hwm.as_ref().is_some_and(|h| h.as_seq() >= w.first) || b.window.as_deref() != w.window
         });
         if stale {
             return Ok(ApplyOutcome::AlreadyApplied);
@@ -239,5 +276,51 @@ impl CountsStore for MemoryCounts {
             .iter()
             .filter_map(|p| items.get(p).map(|i| (p.clone(), i.total())))
             .collect())
+    }
+
+    async fn fence(
+        &self,
+        post: &PostId,
+        bucket: u8,
+        fence: FenceWrite<'_>,
+        seq: Seq<'_>,
+        created: i64,
+        now: &str,
+    ) -> Result<ApplyOutcome, StoreError> {
+        let mut items = self.items.lock().map_err(|_| poisoned())?;
+        let item = items.entry(post.clone()).or_default();
+        let b = &mut item.buckets[usize::from(bucket)];
+        if b.hwm.as_ref().is_some_and(|h| h.as_seq() >= seq) {
+            return Ok(ApplyOutcome::AlreadyApplied);
+        }
+        match fence {
+            FenceWrite::Begin { job } => b.window = Some(job.to_owned()),
+            FenceWrite::End { job, closes: true } => {
+                if b.window.as_deref() != Some(job) {
+                    return Ok(ApplyOutcome::AlreadyApplied);
+                }
+                b.window = None;
+                b.ended = Some((job.to_owned(), b.count));
+            }
+            FenceWrite::End { closes: false, .. } => {}
+        }
+        b.hwm = Some(seq.to_owned());
+        b.hwm_created = Some(created);
+        item.updated_at = Some(now.to_owned());
+        Ok(ApplyOutcome::Applied { counts: Vec::new() })
+    }
+
+    async fn record_window(
+        &self,
+        bucket: &PostBucket,
+        job: &str,
+        entries: &[WindowEntry<'_>],
+    ) -> Result<(), StoreError> {
+        let mut w = self.windows.lock().map_err(|_| poisoned())?;
+        for e in entries {
+            let key = (bucket.clone(), job.to_owned(), e.user.to_owned());
+            w.insert(key, (e.seq.to_owned(), e.liked));
+        }
+        Ok(())
     }
 }

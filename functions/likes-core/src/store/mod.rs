@@ -102,6 +102,27 @@ pub struct BucketWrite<'a> {
     pub last: Seq<'a>,
     /// When the last record was created (stream `ApproximateCreationDateTime`, epoch seconds).
     pub last_created: i64,
+    /// The recount window the records fall in, if any: the write then requires that window to
+    /// be the bucket's open one; without, it requires none to be open.
+    pub window: Option<&'a str>,
+}
+
+/// A recount's fence, applied to its bucket in stream order (`count_aggregator`'s fence docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FenceWrite<'a> {
+    /// Opens `job`'s window on the bucket (replacing one left open by an abandoned job).
+    Begin { job: &'a str },
+    /// Closes `job`'s window, noting the bucket's count at this point for the job; with
+    /// `closes` false (the window is not the job's) it only advances the mark.
+    End { job: &'a str, closes: bool },
+}
+
+/// A user's last change within a recount window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowEntry<'a> {
+    pub user: &'a str,
+    pub seq: Seq<'a>,
+    pub liked: bool,
 }
 
 /// Result of a guarded counter update.
@@ -122,6 +143,10 @@ pub struct BucketCount {
     pub hwm: Option<SeqNo>,
     /// When the record at `hwm` was created (epoch seconds).
     pub hwm_created: Option<i64>,
+    /// The recount job whose window is open on the bucket.
+    pub window: Option<String>,
+    /// The recount job whose end fence was applied, and the bucket's count at that point.
+    pub ended: Option<(String, i64)>,
 }
 
 /// A post's Counts item: its 16 buckets' partial counts and high-water marks.
@@ -164,6 +189,26 @@ pub trait CountsStore: Send + Sync {
         &self,
         posts: &[PostId],
     ) -> impl Future<Output = Result<HashMap<PostId, i64>, StoreError>> + Send;
+
+    /// Applies a fence at `seq` (created `created`), `IF` the bucket's mark is below it.
+    fn fence(
+        &self,
+        post: &PostId,
+        bucket: u8,
+        fence: FenceWrite<'_>,
+        seq: Seq<'_>,
+        created: i64,
+        now: &str,
+    ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send;
+
+    /// Records who changed within `job`'s window on the bucket, before their changes are
+    /// counted (so that a redelivery rewrites the same entries).
+    fn record_window(
+        &self,
+        bucket: &PostBucket,
+        job: &str,
+        entries: &[WindowEntry<'_>],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
 /// A shared borrow of a Counts store is one too: the aggregator and the API can then work on
@@ -194,5 +239,26 @@ impl<T: CountsStore> CountsStore for &T {
         posts: &[PostId],
     ) -> impl Future<Output = Result<HashMap<PostId, i64>, StoreError>> + Send {
         (**self).post_counts(posts)
+    }
+
+    fn fence(
+        &self,
+        post: &PostId,
+        bucket: u8,
+        fence: FenceWrite<'_>,
+        seq: Seq<'_>,
+        created: i64,
+        now: &str,
+    ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send {
+        (**self).fence(post, bucket, fence, seq, created, now)
+    }
+
+    fn record_window(
+        &self,
+        bucket: &PostBucket,
+        job: &str,
+        entries: &[WindowEntry<'_>],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        (**self).record_window(bucket, job, entries)
     }
 }

@@ -335,6 +335,25 @@ impl likes_core::CountsStore for Broken {
     ) -> Result<std::collections::HashMap<likes_core::PostId, i64>, likes_core::StoreError> {
         Ok(Default::default())
     }
+    async fn fence(
+        &self,
+        _: &likes_core::PostId,
+        _: u8,
+        _: likes_core::FenceWrite<'_>,
+        _: likes_core::Seq<'_>,
+        _: i64,
+        _: &str,
+    ) -> Result<likes_core::ApplyOutcome, likes_core::StoreError> {
+        Ok(likes_core::ApplyOutcome::AlreadyApplied)
+    }
+    async fn record_window(
+        &self,
+        _: &likes_core::PostBucket,
+        _: &str,
+        _: &[likes_core::WindowEntry<'_>],
+    ) -> Result<(), likes_core::StoreError> {
+        Ok(())
+    }
 }
 
 #[tokio::test(start_paused = true)]

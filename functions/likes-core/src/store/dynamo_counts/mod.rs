@@ -10,16 +10,22 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+mod recount;
+
+pub use recount::window_key;
+
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
 use aws_sdk_dynamodb::Client;
 
 use super::error::{build, classify, classify_read, StoreError};
-use super::{ApplyOutcome, BucketCount, BucketWrite, CountsStore, PostCounts};
-use crate::bucket::BUCKETS;
+use super::{
+    ApplyOutcome, BucketCount, BucketWrite, CountsStore, FenceWrite, PostCounts, WindowEntry,
+};
+use crate::bucket::{PostBucket, BUCKETS};
 use crate::ids::PostId;
 use crate::schema::counts::{PK, UPDATED_AT};
-use crate::seq::SeqKey;
+use crate::seq::{Seq, SeqKey};
 
 /// Most keys one BatchGetItem may carry.
 const BATCH_GET_MAX: usize = 100;
@@ -31,10 +37,18 @@ pub fn bucket_attrs(b: u8) -> (String, String, String) {
     (format!("c{b}"), format!("h{b}"), format!("t{b}"))
 }
 
+/// A recount's attributes of bucket `b`: the open window's job; the job whose end was applied,
+/// and the count then.
+pub fn recount_attrs(b: u8) -> (String, String, String) {
+    (format!("w{b}"), format!("ej{b}"), format!("ec{b}"))
+}
+
 #[derive(Clone, Debug)]
 pub struct DynamoCounts {
     client: Client,
     table: String,
+    /// The Likes table, where the aggregator records recount windows (see `record_window`).
+    windows: Option<String>,
 }
 
 impl DynamoCounts {
@@ -42,7 +56,14 @@ impl DynamoCounts {
         Self {
             client,
             table: table.into(),
+            windows: None,
         }
+    }
+
+    /// The aggregator's store: also records recount windows in the Likes table `likes`.
+    pub fn with_windows(mut self, likes: impl Into<String>) -> Self {
+        self.windows = Some(likes.into());
+        self
     }
 
     pub fn table(&self) -> &str {
@@ -76,10 +97,14 @@ fn post_counts_of(item: &HashMap<String, AttributeValue>) -> Result<PostCounts, 
             ),
             Some(other) => return Err(StoreError::Internal(format!("{h}: {other:?}"))),
         };
+        let (w, ej, ec) = recount_attrs(b);
+        let s = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).cloned();
         out.buckets[usize::from(b)] = BucketCount {
             count: parse_n(&c, item.get(&c))?.unwrap_or(0),
             hwm,
             hwm_created: parse_n(&t, item.get(&t))?,
+            window: s(&w),
+            ended: s(&ej).zip(parse_n(&ec, item.get(&ec))?),
         };
     }
     out.updated_at = item.get(UPDATED_AT).and_then(|v| v.as_s().ok()).cloned();
@@ -103,7 +128,22 @@ fn update_expression(
         adds.push(format!("#{c} :d{b}"));
         sets.push(format!("#{h} = :l{b}"));
         sets.push(format!("#{t} = :t{b}"));
-        conds.push(format!("(attribute_not_exists(#{h}) OR #{h} < :f{b})"));
+        let (win, _, _) = recount_attrs(b);
+        match w.window {
+            None => conds.push(format!(
+                "(attribute_not_exists(#{h}) OR #{h} < :f{b}) AND attribute_not_exists(#{win})"
+            )),
+            Some(job) => {
+                conds.push(format!(
+                    "(attribute_not_exists(#{h}) OR #{h} < :f{b}) AND #{win} = :w{b}"
+                ));
+                req = req.expression_attribute_values(
+                    format!(":w{b}"),
+                    AttributeValue::S(job.to_owned()),
+                );
+            }
+        }
+        req = req.expression_attribute_names(format!("#{win}"), win);
         req = req
             .expression_attribute_names(format!("#{c}"), c)
             .expression_attribute_names(format!("#{h}"), h)
@@ -247,5 +287,27 @@ impl CountsStore for DynamoCounts {
             }
         }
         Ok(counts)
+    }
+
+    async fn fence(
+        &self,
+        post: &PostId,
+        bucket: u8,
+        fence: FenceWrite<'_>,
+        seq: Seq<'_>,
+        created: i64,
+        now: &str,
+    ) -> Result<ApplyOutcome, StoreError> {
+        self.write_fence(post, bucket, fence, seq, created, now)
+            .await
+    }
+
+    async fn record_window(
+        &self,
+        bucket: &PostBucket,
+        job: &str,
+        entries: &[WindowEntry<'_>],
+    ) -> Result<(), StoreError> {
+        self.write_window(bucket, job, entries).await
     }
 }

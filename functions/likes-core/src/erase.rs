@@ -1,0 +1,159 @@
+//! Erasing likes: a person's (when they ask, or leave) and a deleted post's. Deletes go
+//! through the stream like any unlike, so the counts follow by themselves. Both are idempotent
+//! and resumable: run again, they delete what is left.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, WriteRequest};
+use aws_sdk_dynamodb::Client;
+
+use crate::bucket::PostBucket;
+use crate::ids::{PostId, UserId};
+use crate::schema::likes::{BY_USER, PK, SK};
+use crate::store::error::{build, classify, classify_read, StoreError};
+
+/// Most items one BatchWriteItem may carry.
+const BATCH_WRITE_MAX: usize = 25;
+
+/// How an erase proceeds: what it reports, and how long the index must stay empty.
+pub struct Sweep<'a> {
+    /// Called with the number of items deleted so far.
+    pub progress: &'a (dyn Fn(usize) + Sync),
+    /// The user's index is eventually consistent: an erase ends only after this many
+    /// consecutive sweeps found nothing, `pause` apart.
+    pub empty_sweeps: u32,
+    pub pause: Duration,
+}
+
+type Key = HashMap<String, AttributeValue>;
+
+/// Deletes `keys` (BatchWriteItem, 25 at a time, unprocessed ones retried with backoff).
+async fn delete_keys(client: &Client, table: &str, keys: Vec<Key>) -> Result<(), StoreError> {
+    for chunk in keys.chunks(BATCH_WRITE_MAX) {
+        let mut requests = Vec::with_capacity(chunk.len());
+        for key in chunk {
+            let delete = DeleteRequest::builder()
+                .set_key(Some(key.clone()))
+                .build()
+                .map_err(build)?;
+            requests.push(WriteRequest::builder().delete_request(delete).build());
+        }
+        let mut pending = Some(HashMap::from([(table.to_owned(), requests)]));
+        let mut attempt = 0u32;
+        while let Some(items) = pending.take().filter(|p| !p.is_empty()) {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(25 << attempt.min(6))).await;
+            }
+            attempt += 1;
+            if attempt > 8 {
+                return Err(StoreError::Unavailable(
+                    "BatchWriteItem kept returning UnprocessedItems".into(),
+                ));
+            }
+            let out = client
+                .batch_write_item()
+                .set_request_items(Some(items))
+                .send()
+                .await
+                .map_err(classify)?;
+            pending = out.unprocessed_items;
+        }
+    }
+    Ok(())
+}
+
+fn key_of(item: &Key) -> Option<Key> {
+    Some(HashMap::from([
+        (PK.to_owned(), item.get(PK)?.clone()),
+        (SK.to_owned(), item.get(SK)?.clone()),
+    ]))
+}
+
+/// Deletes every like of `user`, found through the `by_user` index. Returns how many it
+/// deleted. The index lags the table, so it sweeps until the index stays empty.
+pub async fn erase_user(
+    client: &Client,
+    likes_table: &str,
+    user: &UserId,
+    sweep: &Sweep<'_>,
+) -> Result<usize, StoreError> {
+    let mut deleted = 0;
+    let mut empty = 0;
+    while empty < sweep.empty_sweeps {
+        let mut found = 0;
+        let mut start = None;
+        loop {
+            let out = client
+                .query()
+                .table_name(likes_table)
+                .index_name(BY_USER)
+                .key_condition_expression("#u = :u")
+                .expression_attribute_names("#u", SK)
+                .expression_attribute_values(":u", AttributeValue::S(user.as_str().to_owned()))
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify_read)?;
+            let keys: Vec<Key> = out.items().iter().filter_map(key_of).collect();
+            found += keys.len();
+            delete_keys(client, likes_table, keys).await?;
+            deleted += out.items().len();
+            (sweep.progress)(deleted);
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => break,
+            }
+        }
+        if found == 0 {
+            empty += 1;
+        } else {
+            empty = 0;
+        }
+        if empty < sweep.empty_sweeps {
+            tokio::time::sleep(sweep.pause).await;
+        }
+    }
+    Ok(deleted)
+}
+
+/// Deletes every item of `post`'s 16 buckets — its likes, and any control items (request
+/// markers, recount fences and windows). Returns how many likes it deleted.
+pub async fn erase_post(
+    client: &Client,
+    likes_table: &str,
+    post: &PostId,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<usize, StoreError> {
+    let mut deleted = 0;
+    for pb in PostBucket::all(post) {
+        loop {
+            let out = client
+                .query()
+                .table_name(likes_table)
+                .key_condition_expression("#pb = :pb")
+                .expression_attribute_names("#pb", PK)
+                .expression_attribute_values(":pb", AttributeValue::S(pb.to_string()))
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(classify_read)?;
+            if out.items().is_empty() {
+                break;
+            }
+            deleted += out
+                .items()
+                .iter()
+                .filter(|i| {
+                    i.get(SK)
+                        .and_then(|v| v.as_s().ok())
+                        .is_some_and(|u| !u.starts_with('~'))
+                })
+                .count();
+            let keys = out.items().iter().filter_map(key_of).collect();
+            delete_keys(client, likes_table, keys).await?;
+            progress(deleted);
+        }
+    }
+    Ok(deleted)
+}

@@ -1,0 +1,125 @@
+//! The binary's answers to bad usage and bad input: exit status 2, a message naming the
+//! problem, and nothing written to either table. Against the shared emulator (`make test`).
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::Client;
+use likes_core::schema::{create_table, COUNTS, LIKES};
+
+fn endpoint() -> String {
+    std::env::var("LIKES_TEST_DYNAMODB_ENDPOINT")
+        .expect("LIKES_TEST_DYNAMODB_ENDPOINT: run with `make test`, which starts the emulator")
+}
+
+/// Every item of a table, printed, sorted: what "nothing written" compares.
+async fn snapshot(client: &Client, table: &str) -> BTreeSet<String> {
+    let out = client.scan().table_name(table).send().await.expect("scan");
+    out.items()
+        .iter()
+        .map(|i| {
+            format!(
+                "{:?}",
+                i.iter().collect::<std::collections::BTreeMap<_, _>>()
+            )
+        })
+        .collect()
+}
+
+/// Arguments, environment, and what the message must name.
+type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, &'a str);
+
+fn admin(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_likes-admin"));
+    cmd.args(args)
+        .env_remove("LIKES_TABLE_NAME")
+        .env_remove("COUNTS_TABLE_NAME")
+        .env("LIKES_DYNAMODB_ENDPOINT", endpoint());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("likes-admin runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_usage_and_input_exit_2_naming_the_problem_and_write_nothing() {
+    let client = likes_testkit::emulator::dynamo_client(&endpoint()).await;
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    let (likes, counts) = (format!("likes-{suffix}"), format!("counts-{suffix}"));
+    create_table(&client, &LIKES, &likes).await.expect("Likes");
+    create_table(&client, &COUNTS, &counts)
+        .await
+        .expect("Counts");
+    for user in ["alice", "bob"] {
+        client
+            .put_item()
+            .table_name(&likes)
+            .item("post_bucket", AttributeValue::S("p1#3".into()))
+            .item("user_id", AttributeValue::S(user.into()))
+            .send()
+            .await
+            .expect("a like");
+    }
+    let before = (
+        snapshot(&client, &likes).await,
+        snapshot(&client, &counts).await,
+    );
+    let env = [
+        ("LIKES_TABLE_NAME", likes.as_str()),
+        ("COUNTS_TABLE_NAME", counts.as_str()),
+    ];
+    let missing = format!("nope-{suffix}");
+    let cases: Vec<Case> = vec![
+        // An id outside the grammar, in each place an id is taken.
+        (
+            vec!["erase-user", "not an id"],
+            env.to_vec(),
+            "USER must be",
+        ),
+        (vec!["erase-post", "a/b"], env.to_vec(), "POST must be"),
+        (
+            vec!["recount", "--post", "p1#3"],
+            env.to_vec(),
+            "--post must be",
+        ),
+        (
+            vec!["audit", "--post", "p1", "--post", ""],
+            env.to_vec(),
+            "--post must be",
+        ),
+        // A table that does not exist.
+        (
+            vec!["recount", "--post", "p1", "--likes-table", &missing],
+            env.to_vec(),
+            &missing,
+        ),
+        // A missing flag or table name.
+        (vec!["recount"], env.to_vec(), "--post"),
+        (vec!["audit"], env.to_vec(), "--post"),
+        (vec!["audit", "--post", "p1"], vec![], "LIKES_TABLE_NAME"),
+        (
+            vec!["backfill", "--segments", "0"],
+            env.to_vec(),
+            "--segments",
+        ),
+        (vec!["frobnicate"], env.to_vec(), "frobnicate"),
+    ];
+    for (args, env, names) in cases {
+        let (code, stderr) = admin(&args, &env);
+        assert_eq!(code, 2, "{args:?}: exit {code}, stderr: {stderr}");
+        assert!(
+            stderr.contains(names),
+            "{args:?}: the message does not name {names:?}: {stderr}"
+        );
+    }
+    let after = (
+        snapshot(&client, &likes).await,
+        snapshot(&client, &counts).await,
+    );
+    assert_eq!(before, after, "bad input changed a table");
+}
