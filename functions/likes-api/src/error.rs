@@ -48,6 +48,15 @@ impl ApiError {
         Self::new(404, "not_found", format!("no route for {shown:?}"))
     }
 
+    /// A deployment without an erase queue (the template always has one).
+    pub fn erase_unconfigured() -> Self {
+        Self::new(
+            501,
+            "not_configured",
+            "erasing likes is not configured here (no ERASE_QUEUE_URL)",
+        )
+    }
+
     pub fn method_not_allowed(method: &str, allow: &'static str) -> Self {
         let shown: String = method.chars().take(20).collect();
         let mut e = Self::new(

@@ -14,9 +14,11 @@ pub mod request;
 pub mod routes;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
+use likes_core::erase_queue::{EraseJob, EraseQueue};
 use likes_core::time::now_ts;
 use likes_core::{CountsStore, LikesStore, Page, PostId, StoreError, UserId};
 use serde_json::{json, Value};
@@ -35,6 +37,8 @@ pub struct App<L, C> {
     pub counts: C,
     /// Off by default; the Lambda entry and the local stack turn it on (`LIKES_COUNT_CACHE_MS`).
     pub cache: CountCache,
+    /// Where `DELETE /users/me/likes` sends its job; without one that route answers 501.
+    pub erase: Option<Arc<dyn EraseQueue>>,
 }
 
 pub fn json_response(status: u16, body: &Value) -> Response<Body> {
@@ -98,6 +102,14 @@ impl From<StoreError> for Failure {
     }
 }
 
+/// A route's success: a fresh 200, a 200 a cache may keep (with its `Cache-Control`), or a
+/// 202 for work accepted to be done later.
+enum Reply {
+    Fresh(Value),
+    Cacheable(Value, &'static str),
+    Accepted(Value),
+}
+
 /// What every route answers on success: a 200 with a JSON body.
 type Answer = Result<Value, Failure>;
 
@@ -111,14 +123,23 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
             likes,
             counts,
             cache,
+            erase: None,
         }
+    }
+
+    pub fn with_erase_queue(mut self, queue: Arc<dyn EraseQueue>) -> Self {
+        self.erase = Some(queue);
+        self
     }
 
     /// Handles one request. Never panics and never fails: every outcome is a response.
     pub async fn handle(&self, req: Request) -> Response<Body> {
         match self.dispatch(&req).await {
-            Ok((body, None)) => json_response(200, &body),
-            Ok((body, Some(cache_control))) => http_cache::answer(&req, &body, cache_control),
+            Ok(Reply::Fresh(body)) => json_response(200, &body),
+            Ok(Reply::Accepted(body)) => json_response(202, &body),
+            Ok(Reply::Cacheable(body, cache_control)) => {
+                http_cache::answer(&req, &body, cache_control)
+            }
             Err(Failure::Api(err)) => error_response(&err),
             Err(Failure::Store(StoreError::Unavailable(detail))) => {
                 let request_id = request_id(&req);
@@ -145,8 +166,7 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
         }
     }
 
-    /// The route's answer, and its `Cache-Control` if a cache may keep it.
-    async fn dispatch(&self, req: &Request) -> Result<(Value, Option<&'static str>), Failure> {
+    async fn dispatch(&self, req: &Request) -> Result<Reply, Failure> {
         let routed = route(req.method(), req.raw_http_path());
         // 404 and 405 say nothing about the caller's data; a bad id is only reported to a
         // caller who proved who they are.
@@ -156,18 +176,46 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
             }
         }
         let me = caller(req)?.user;
-        let fresh = |answer: Value| (answer, None);
+        let fresh = Reply::Fresh;
         match routed? {
             Route::Like(post) => self.like(req, &post, &me).await.map(fresh),
             Route::Unlike(post) => self.unlike(req, &post, &me).await.map(fresh),
             Route::GetLike(post) => self.get_like(&post, &me).await.map(fresh),
             // Counts are eventually consistent: a second-old answer is as good as a new one. A
             // summary holds the caller's own likes, so only the caller's cache may keep it.
-            Route::Count(post) => Ok((self.count(&post).await?, Some(http_cache::COUNT))),
+            Route::Count(post) => Ok(Reply::Cacheable(
+                self.count(&post).await?,
+                http_cache::COUNT,
+            )),
             Route::MyLikes => self.my_likes(req, &me).await.map(fresh),
             Route::Likers(post) => self.likers(req, &post).await.map(fresh),
-            Route::Summary => Ok((self.summary(req, &me).await?, Some(http_cache::SUMMARY))),
+            Route::Summary => Ok(Reply::Cacheable(
+                self.summary(req, &me).await?,
+                http_cache::SUMMARY,
+            )),
+            Route::EraseMine => self.erase_mine(req, &me).await.map(Reply::Accepted),
         }
+    }
+
+    /// Hands the erase to the queue and answers 202 with the job's id: the worker erases
+    /// every like the caller made up to now, however long that takes.
+    async fn erase_mine(&self, req: &Request, me: &UserId) -> Answer {
+        expect_no_body(req)?;
+        let queue = self
+            .erase
+            .as_ref()
+            .ok_or_else(ApiError::erase_unconfigured)?;
+        let job = EraseJob {
+            job_id: uuid::Uuid::new_v4().to_string(),
+            user_id: me.clone(),
+            requested_at: now_ts(),
+        };
+        queue.submit(&job).await?;
+        tracing::info!(job_id = %job.job_id, user_id = %me, "erase of a user's likes queued");
+        Ok(
+            json!({ "job_id": job.job_id, "user_id": me, "status": "accepted",
+                   "requested_at": job.requested_at }),
+        )
     }
 
     async fn like(&self, req: &Request, post: &PostId, me: &UserId) -> Answer {

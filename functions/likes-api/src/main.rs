@@ -7,7 +7,8 @@ use std::sync::Arc;
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
 use lambda_http::request::LambdaRequest;
 use likes_api::{App, CountCache};
-use likes_core::config::{dynamo_client, init_lambda_tracing, Config};
+use likes_core::config::{init_lambda_tracing, sdk_loader, Config};
+use likes_core::erase_queue::SqsEraseQueue;
 use likes_core::{DynamoCounts, DynamoLikes};
 
 #[tokio::main]
@@ -15,12 +16,21 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     init_lambda_tracing();
     let config = Config::from_env()?;
     // One client per execution environment: its connection pool outlives invocations.
-    let client = dynamo_client().await;
-    let app = Arc::new(App::with_cache(
+    let sdk = sdk_loader().load().await;
+    let client = aws_sdk_dynamodb::Client::new(&sdk);
+    let mut app = App::with_cache(
         DynamoLikes::new(client.clone(), config.likes_table),
         DynamoCounts::new(client, config.counts_table),
         CountCache::from_env(),
-    ));
+    );
+    if let Some(url) = std::env::var("ERASE_QUEUE_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    {
+        let queue = SqsEraseQueue::new(aws_sdk_sqs::Client::new(&sdk), url);
+        app = app.with_erase_queue(Arc::new(queue));
+    }
+    let app = Arc::new(app);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<LambdaRequest>| {
         let app = Arc::clone(&app);
         async move {

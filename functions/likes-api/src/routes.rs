@@ -17,6 +17,8 @@ pub enum Route {
     Count(PostId),
     Likers(PostId),
     MyLikes,
+    /// `DELETE /users/me/likes`: erase all of the caller's likes, asynchronously.
+    EraseMine,
     Summary,
 }
 
@@ -53,6 +55,7 @@ fn post_id(segment: &str) -> Result<PostId, ApiError> {
 
 const POST_LIKE_ALLOW: &str = "GET, PUT, DELETE";
 const GET_ONLY: &str = "GET";
+const MY_LIKES_ALLOW: &str = "GET, DELETE";
 
 fn get_only(
     method: &Method,
@@ -88,7 +91,14 @@ pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
         }
         Shape::PostCount(id) => get_only(method, || Ok(Route::Count(post_id(id)?))),
         Shape::PostLikers(id) => get_only(method, || Ok(Route::Likers(post_id(id)?))),
-        Shape::MyLikes => get_only(method, || Ok(Route::MyLikes)),
+        Shape::MyLikes => match *method {
+            Method::GET => Ok(Route::MyLikes),
+            Method::DELETE => Ok(Route::EraseMine),
+            _ => Err(ApiError::method_not_allowed(
+                method.as_str(),
+                MY_LIKES_ALLOW,
+            )),
+        },
         Shape::Summary => get_only(method, || Ok(Route::Summary)),
     }
 }
@@ -125,12 +135,17 @@ mod tests {
         for p in [
             format!("/posts/{P}/likes/count"),
             format!("/posts/{P}/likes"),
-            "/users/me/likes".to_owned(),
             "/likes/summary".to_owned(),
         ] {
             let err = route(&Method::PUT, &p).unwrap_err();
             assert_eq!((err.status, err.allow), (405, Some("GET")), "{p}");
         }
+        assert_eq!(
+            route(&Method::DELETE, "/users/me/likes"),
+            Ok(Route::EraseMine)
+        );
+        let err = route(&Method::PUT, "/users/me/likes").unwrap_err();
+        assert_eq!((err.status, err.allow), (405, Some("GET, DELETE")));
         // Only "me": another user's likes are not addressable.
         assert_eq!(get(&format!("/users/{P}/likes")).unwrap_err().status, 404);
     }

@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::Client;
 
 use crate::bucket::PostBucket;
 use crate::ids::{PostId, UserId};
-use crate::schema::likes::{BY_USER, PK, SK};
+use crate::schema::likes::{BY_USER, LIKED_AT, PK, SK};
 use crate::store::error::{build, classify, classify_read, StoreError};
 
 /// Most items one BatchWriteItem may carry.
@@ -24,6 +24,8 @@ pub struct Sweep<'a> {
     /// consecutive sweeps found nothing, `pause` apart.
     pub empty_sweeps: u32,
     pub pause: Duration,
+    /// Only likes made at or before this time (`liked_at`, the index's sort key); all if none.
+    pub before: Option<&'a str>,
 }
 
 type Key = HashMap<String, AttributeValue>;
@@ -84,17 +86,21 @@ pub async fn erase_user(
         let mut found = 0;
         let mut start = None;
         loop {
-            let out = client
+            let mut query = client
                 .query()
                 .table_name(likes_table)
                 .index_name(BY_USER)
-                .key_condition_expression("#u = :u")
                 .expression_attribute_names("#u", SK)
                 .expression_attribute_values(":u", AttributeValue::S(user.as_str().to_owned()))
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify_read)?;
+                .set_exclusive_start_key(start);
+            query = match sweep.before {
+                Some(t) => query
+                    .key_condition_expression("#u = :u AND #t <= :t")
+                    .expression_attribute_names("#t", LIKED_AT)
+                    .expression_attribute_values(":t", AttributeValue::S(t.to_owned())),
+                None => query.key_condition_expression("#u = :u"),
+            };
+            let out = query.send().await.map_err(classify_read)?;
             let keys: Vec<Key> = out.items().iter().filter_map(key_of).collect();
             found += keys.len();
             delete_keys(client, likes_table, keys).await?;

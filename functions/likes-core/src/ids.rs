@@ -121,6 +121,14 @@ macro_rules! id_type {
                 s.serialize_str(&self.0)
             }
         }
+
+        /// Checked on the way in, like every other way of making one.
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let raw = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                Self::parse(&raw).map_err(serde::de::Error::custom)
+            }
+        }
     };
 }
 

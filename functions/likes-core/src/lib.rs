@@ -4,6 +4,7 @@
 pub mod bucket;
 pub mod config;
 pub mod erase;
+pub mod erase_queue;
 pub mod ids;
 pub mod schema;
 pub mod seq;

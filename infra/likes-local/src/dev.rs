@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use count_aggregator::{Aggregator, Settings as AggregatorSettings};
+use likes_core::erase_queue::SqsEraseQueue;
 use likes_core::schema::{COUNTS, LIKES};
 use likes_core::{DynamoCounts, DynamoLikes};
 use likes_testkit::faults::{FaultPlan, FaultyCounts};
@@ -20,7 +21,7 @@ use crate::esm::sinks::{Checkpoints, SqsDestination};
 use crate::esm::source::DynamoStream;
 use crate::esm::{Mapping, Stats};
 use crate::settings::Settings;
-use crate::{emulator, gateway, setup};
+use crate::{emulator, erase_poller, gateway, setup};
 
 /// The queue the local mapping sends given-up batches to (the template's
 /// `AggregatorFailureQueue`).
@@ -53,6 +54,14 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     let destination = SqsDestination::create(aws_sdk_sqs::Client::new(&conf), FAILURE_QUEUE)
         .await
         .map_err(|e| LocalError::Setup(format!("the on-failure queue: {e}")))?;
+    let sqs = aws_sdk_sqs::Client::new(&conf);
+    let erase_queue = erase_poller::create(&sqs).await?;
+    let erase_worker = erase_worker::Worker {
+        client: dynamo.clone(),
+        likes_table: settings.likes_table.clone(),
+        empty_sweeps: 2,
+        pause: std::time::Duration::from_millis(500),
+    };
     let _ = std::fs::create_dir_all(&settings.state_dir);
     let checkpoints = Checkpoints::load(Some(settings.state_dir.join("mapping-checkpoints.json")));
 
@@ -96,7 +105,11 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             DynamoLikes::new(dynamo.clone(), &settings.likes_table),
             DynamoCounts::new(dynamo, &settings.counts_table),
             likes_api::CountCache::from_env(),
-        ),
+        )
+        .with_erase_queue(Arc::new(SqsEraseQueue::new(
+            sqs.clone(),
+            erase_queue.clone(),
+        ))),
         auth: settings.auth.clone(),
         ready,
         stats: report.clone(),
@@ -112,6 +125,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         started.elapsed().as_secs_f64()
     );
     let server = tokio::spawn(gateway::serve(listener, gateway));
+    let eraser = tokio::spawn(erase_poller::run(sqs, erase_queue, erase_worker));
     // What the mapping and the chaos did, published for `GET /_local/stats` every second.
     let publish = async {
         loop {
@@ -138,6 +152,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     }
     tracing::info!("stopping");
     server.abort();
+    eraser.abort();
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 pub mod chaos;
 pub mod dev;
 pub mod emulator;
+pub mod erase_poller;
 pub mod error;
 pub mod esm;
 pub mod gateway;

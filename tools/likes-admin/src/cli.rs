@@ -228,6 +228,7 @@ pub async fn run(cli: &Cli) -> Result<Report, AdminError> {
                 progress: &progress,
                 empty_sweeps: 2,
                 pause: Duration::from_secs(1),
+                before: None,
             };
             let n = erase_user(&t.client, &t.likes, &user, &sweep).await?;
             b.finish_and_clear();

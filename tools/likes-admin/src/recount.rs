@@ -58,12 +58,28 @@ pub async fn recount_post(
         buckets
     };
     lock::acquire(t, post, &job, t.fence_wait + Duration::from_secs(300)).await?;
-    let runs = buckets
-        .iter()
-        .map(|b| recount_bucket(t, post, *b, &job, correct));
-    let results = futures::future::join_all(runs).await;
+    let result = recount_buckets(t, post, buckets, &job, correct).await;
     lock::release(t, post, &job).await?;
-    results.into_iter().collect()
+    result
+}
+
+async fn recount_buckets(
+    t: &Tables,
+    post: &PostId,
+    buckets: &[u8],
+    job: &str,
+    correct: bool,
+) -> Result<Vec<BucketRecount>, AdminError> {
+    let fenced = buckets.iter().map(|b| fence_bucket(t, post, *b, job));
+    let seen: Vec<HashSet<String>> = futures::future::try_join_all(fenced).await?;
+    // One item holds every bucket's noted end: one poll for all of them.
+    let counted = wait_for_ends(t, post, buckets, job).await?;
+    let finished = buckets
+        .iter()
+        .zip(seen)
+        .zip(counted)
+        .map(|((b, seen), counted)| finish_bucket(t, post, *b, job, seen, counted, correct));
+    futures::future::try_join_all(finished).await
 }
 
 fn fence_key(job: &str, phase: &str) -> String {
@@ -133,20 +149,37 @@ async fn read_range(
     }
 }
 
-async fn wait_for_end(t: &Tables, post: &PostId, b: u8, job: &str) -> Result<i64, AdminError> {
+/// Waits until the aggregator has applied every bucket's end fence; their noted counts.
+async fn wait_for_ends(
+    t: &Tables,
+    post: &PostId,
+    buckets: &[u8],
+    job: &str,
+) -> Result<Vec<i64>, AdminError> {
     let store = DynamoCounts::new(t.client.clone(), &t.counts);
     let deadline = Instant::now() + t.fence_wait;
     let mut pause = Duration::from_millis(50);
     loop {
         let item = store.read_post(post).await?.unwrap_or_default();
-        if let Some((ended, count)) = &item.buckets[usize::from(b)].ended {
-            if ended == job {
-                return Ok(*count);
-            }
+        let noted: Vec<Option<i64>> = buckets
+            .iter()
+            .map(|b| match &item.buckets[usize::from(*b)].ended {
+                Some((ended, count)) if ended == job => Some(*count),
+                _ => None,
+            })
+            .collect();
+        if let Some(all) = noted.iter().copied().collect::<Option<Vec<i64>>>() {
+            return Ok(all);
         }
         if Instant::now() > deadline {
+            let waiting: Vec<u8> = buckets
+                .iter()
+                .zip(&noted)
+                .filter(|(_, n)| n.is_none())
+                .map(|(b, _)| *b)
+                .collect();
             return Err(AdminError::Timeout(format!(
-                "the aggregator did not reach the end fence of bucket {b} of post {post} within {:?}: is the stream mapping running, and how far behind is it (iterator age)? Running again is safe",
+                "the aggregator did not reach the end fences of post {post} (buckets {waiting:?}) within {:?}: is the stream mapping running, and how far behind is it (iterator age)? Running again is safe",
                 t.fence_wait
             )));
         }
@@ -215,13 +248,13 @@ async fn clear_stale(t: &Tables, pb: &PostBucket, job: &str) -> Result<(), Admin
     Ok(())
 }
 
-async fn recount_bucket(
+/// The job's first half on one bucket: begin fence, read, end fence. The users seen liking.
+async fn fence_bucket(
     t: &Tables,
     post: &PostId,
     b: u8,
     job: &str,
-    correct: bool,
-) -> Result<BucketRecount, AdminError> {
+) -> Result<HashSet<String>, AdminError> {
     let pb = PostBucket {
         post: post.clone(),
         bucket: b,
@@ -235,7 +268,23 @@ async fn recount_bucket(
         .map(|(u, _)| u)
         .collect();
     put_control(t, &pb, fence_key(job, "end")).await?;
-    let counted = wait_for_end(t, post, b, job).await?;
+    Ok(seen)
+}
+
+/// The second half, once the end fence is applied: the window, the correction, the cleanup.
+async fn finish_bucket(
+    t: &Tables,
+    post: &PostId,
+    b: u8,
+    job: &str,
+    seen: HashSet<String>,
+    counted: i64,
+    correct: bool,
+) -> Result<BucketRecount, AdminError> {
+    let pb = PostBucket {
+        post: post.clone(),
+        bucket: b,
+    };
     let prefix = format!("~w#{job}#");
     let window: HashMap<String, bool> = read_range(t, &pb, &prefix, &format!("~w#{job}$"))
         .await?

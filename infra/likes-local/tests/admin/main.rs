@@ -137,47 +137,55 @@ impl Local {
             .expect("drift written");
     }
 
-    /// Puts like items straight into the table, 25 per BatchWriteItem.
+    /// Puts like items straight into the table.
     pub fn load(&self, table: &str, likes: &[(String, String)]) {
-        use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
-        for chunk in likes.chunks(25) {
-            let mut pending: Vec<WriteRequest> = chunk
-                .iter()
-                .map(|(post, user)| {
-                    let pb = PostBucket::for_like(
-                        &PostId::parse(post).expect("a post id"),
-                        &likes_core::UserId::parse(user).expect("a user id"),
+        load(&self.rt, &self.tables.client, table, likes);
+    }
+}
+
+/// Puts like items straight into a table, 25 per BatchWriteItem.
+pub fn load(
+    rt: &tokio::runtime::Runtime,
+    client: &aws_sdk_dynamodb::Client,
+    table: &str,
+    likes: &[(String, String)],
+) {
+    use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+    for chunk in likes.chunks(25) {
+        let mut pending: Vec<WriteRequest> = chunk
+            .iter()
+            .map(|(post, user)| {
+                let pb = PostBucket::for_like(
+                    &PostId::parse(post).expect("a post id"),
+                    &likes_core::UserId::parse(user).expect("a user id"),
+                )
+                .to_string();
+                let put = PutRequest::builder()
+                    .item("post_bucket", AttributeValue::S(pb))
+                    .item("user_id", AttributeValue::S(user.clone()))
+                    .item("post_id", AttributeValue::S(post.clone()))
+                    .item(
+                        "liked_at",
+                        AttributeValue::S("2026-11-30T12:00:00.000Z".into()),
                     )
-                    .to_string();
-                    let put = PutRequest::builder()
-                        .item("post_bucket", AttributeValue::S(pb))
-                        .item("user_id", AttributeValue::S(user.clone()))
-                        .item("post_id", AttributeValue::S(post.clone()))
-                        .item(
-                            "liked_at",
-                            AttributeValue::S("2026-11-30T12:00:00.000Z".into()),
-                        )
-                        .build()
-                        .expect("a put");
-                    WriteRequest::builder().put_request(put).build()
-                })
-                .collect();
-            while !pending.is_empty() {
-                let out = self
-                    .rt
-                    .block_on(
-                        self.tables
-                            .client
-                            .batch_write_item()
-                            .request_items(table, pending.clone())
-                            .send(),
-                    )
-                    .expect("batch write");
-                pending = out
-                    .unprocessed_items
-                    .and_then(|mut m| m.remove(table))
-                    .unwrap_or_default();
-            }
+                    .build()
+                    .expect("a put");
+                WriteRequest::builder().put_request(put).build()
+            })
+            .collect();
+        while !pending.is_empty() {
+            let out = rt
+                .block_on(
+                    client
+                        .batch_write_item()
+                        .request_items(table, pending.clone())
+                        .send(),
+                )
+                .expect("batch write");
+            pending = out
+                .unprocessed_items
+                .and_then(|mut m| m.remove(table))
+                .unwrap_or_default();
         }
     }
 }

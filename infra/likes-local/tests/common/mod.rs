@@ -43,6 +43,9 @@ fn collect(child: &mut Child) -> Arc<Mutex<String>> {
 }
 
 fn terminate(child: &mut Child) {
+    if let Ok(Some(_)) = child.try_wait() {
+        return;
+    }
     let _ = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status();
@@ -178,6 +181,13 @@ impl Stack {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// SIGKILL: the stack dies mid-work, as a crashed host would (its emulator, if the test
+    /// owns it, keeps everything).
+    pub fn crash(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// What the local mapping did and the faults it injected.

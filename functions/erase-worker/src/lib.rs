@@ -1,0 +1,91 @@
+//! The erase worker: SQS messages in (one erase job each, from `DELETE /users/me/likes`),
+//! the user's likes deleted through the `by_user` index (`likes_core::erase`), and a partial
+//! batch response out. A job that fails or runs out of time is reported as a batch item
+//! failure: SQS makes it visible again after the queue's visibility timeout, and the rerun,
+//! idempotent, deletes what is left. One that keeps failing goes to the dead-letter queue.
+
+use std::time::Duration;
+
+use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
+use likes_core::erase::{erase_user, Sweep};
+use likes_core::erase_queue::EraseJob;
+use tokio::time::Instant;
+
+/// Time kept back from the invocation's deadline to answer before Lambda stops the function.
+const DEADLINE_MARGIN: Duration = Duration::from_secs(5);
+
+pub struct Worker {
+    pub client: aws_sdk_dynamodb::Client,
+    pub likes_table: String,
+    /// The index lags the table: a job ends after this many empty sweeps, `pause` apart.
+    pub empty_sweeps: u32,
+    pub pause: Duration,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Erased(usize),
+    /// Not done this time; SQS will deliver it again.
+    Retry(String),
+}
+
+impl Worker {
+    pub async fn run_job(&self, body: &str, deadline: Option<Instant>) -> Outcome {
+        let job: EraseJob = match serde_json::from_str(body) {
+            Ok(j) => j,
+            // Never runnable: retried until the queue moves it to the dead-letter queue,
+            // where an operator sees it.
+            Err(e) => return Outcome::Retry(format!("not an erase job: {e}")),
+        };
+        let progress = |_: usize| {};
+        let sweep = Sweep {
+            progress: &progress,
+            empty_sweeps: self.empty_sweeps,
+            pause: self.pause,
+            before: Some(&job.requested_at),
+        };
+        let erase = erase_user(&self.client, &self.likes_table, &job.user_id, &sweep);
+        let done = match deadline {
+            Some(d) => match tokio::time::timeout_at(d - DEADLINE_MARGIN, erase).await {
+                Ok(done) => done,
+                Err(_) => return Outcome::Retry("out of time; the rerun resumes".into()),
+            },
+            None => erase.await,
+        };
+        match done {
+            Ok(n) => {
+                tracing::info!(job_id = %job.job_id, user_id = %job.user_id, deleted = n, "erase done");
+                Outcome::Erased(n)
+            }
+            Err(e) => Outcome::Retry(e.to_string()),
+        }
+    }
+
+    /// One invocation: every message's job, failures reported by message id.
+    pub async fn handle(&self, event: &SqsEvent, deadline: Option<Instant>) -> SqsBatchResponse {
+        let mut response = SqsBatchResponse::default();
+        for message in &event.records {
+            let outcome = self
+                .run_job(message.body.as_deref().unwrap_or(""), deadline)
+                .await;
+            if let Outcome::Retry(why) = outcome {
+                let id = message.message_id.clone().unwrap_or_default();
+                tracing::warn!(message_id = %id, %why, "erase job not done; SQS will deliver it again");
+                let mut failure = BatchItemFailure::default();
+                failure.item_identifier = id;
+                response.batch_item_failures.push(failure);
+            }
+        }
+        response
+    }
+}
+
+/// A message as Lambda's SQS event carries it (for the local poller and tests).
+pub fn message(id: &str, receipt: &str, body: &str) -> SqsMessage {
+    let mut m = SqsMessage::default();
+    m.message_id = Some(id.to_owned());
+    m.receipt_handle = Some(receipt.to_owned());
+    m.body = Some(body.to_owned());
+    m.event_source = Some("aws:sqs".to_owned());
+    m
+}
