@@ -17,7 +17,7 @@ use crate::error::LocalError;
 pub const ERASE_QUEUE: &str = "likes-erase";
 pub const ERASE_DLQ: &str = "likes-erase-dlq";
 /// As the template's redrive policy.
-const MAX_RECEIVES: u32 = 5;
+pub const MAX_RECEIVES: u32 = 5;
 /// Shorter than the template's (which is six times the worker's timeout), so that a job
 /// abandoned by a crashed stack comes back within seconds here.
 pub const VISIBILITY_SECS: i32 = 10;

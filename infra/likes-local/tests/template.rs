@@ -50,3 +50,26 @@ fn the_local_mapping_plays_the_templates_settings() {
     );
     assert!(local.bisect);
 }
+
+#[test]
+fn the_erase_queue_keeps_a_job_until_it_is_done_and_the_local_queue_plays_it() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
+    let t: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(path).expect("template")).expect("YAML");
+    let r = &t["Resources"];
+    let queue = &r["EraseQueue"]["Properties"];
+    assert_eq!(
+        queue["RedrivePolicy"]["maxReceiveCount"].as_u64(),
+        Some(u64::from(likes_local::erase_poller::MAX_RECEIVES))
+    );
+    // A job must not reappear while its worker may still be running.
+    let worker_timeout = r["EraseWorkerFunction"]["Properties"]["Timeout"]
+        .as_u64()
+        .expect("the worker's timeout");
+    assert!(queue["VisibilityTimeout"].as_u64().unwrap_or(0) >= worker_timeout);
+    let m = &r["EraseJobsMapping"]["Properties"];
+    assert_eq!(
+        m["FunctionResponseTypes"][0].as_str(),
+        Some("ReportBatchItemFailures")
+    );
+}

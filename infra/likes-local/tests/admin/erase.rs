@@ -66,12 +66,18 @@ fn erase_user_removes_every_like_while_others_keep_liking() {
     }
     let stop = Arc::new(AtomicBool::new(false));
     let load = background(&local, &posts, &others, &stop);
+    let started = std::time::Instant::now();
     let r = local.admin(&["erase-user", "auth0|leaver"]);
+    let took = started.elapsed();
     stop.store(true, Ordering::SeqCst);
     let sent = load.join().expect("the load");
     let r = r.expect("erase-user");
     assert_eq!(r.doc["deleted"], 50, "{}", r.doc);
     assert!(sent > 0, "nobody liked during the erase");
+    println!(
+        "erase-user: 50 likes in {:.1} s (two empty sweeps 1 s apart included), {sent} other requests meanwhile",
+        took.as_secs_f64()
+    );
 
     let (s, mine) = http(local.stack.port, "GET", "/users/me/likes", Some(&leaver)).unwrap();
     assert_eq!(s, 200);
@@ -108,7 +114,13 @@ fn erase_post_takes_two_thousand_likes_over_every_bucket_to_zero() {
     assert!(table.iter().all(|c| *c > 0), "not every bucket: {table:?}");
     let kept_before = local.wait_exact("kept", Duration::from_secs(60));
 
+    let started = std::time::Instant::now();
     let r = local.admin(&["erase-post", "doomed"]).expect("erase-post");
+    let took = started.elapsed().as_secs_f64();
+    println!(
+        "erase-post: 2,000 likes in {took:.1} s ({:.0} likes/s)",
+        2000.0 / took
+    );
     assert_eq!(r.doc["deleted"], 2000, "{}", r.doc);
     assert_eq!(
         local.wait_exact("doomed", Duration::from_secs(180)),

@@ -213,7 +213,9 @@ fn recount_of_a_hot_post_is_exact_while_likes_flow_and_batches_are_redelivered()
         std::thread::sleep(Duration::from_millis(20));
     }
     recounting.store(true, Ordering::SeqCst);
+    let started = std::time::Instant::now();
     let r = local.admin(&["recount", "--post", "hot"]);
+    let took = started.elapsed();
     recounting.store(false, Ordering::SeqCst);
     let overlapped = during.load(Ordering::SeqCst);
     stop.store(true, Ordering::SeqCst);
@@ -238,7 +240,8 @@ fn recount_of_a_hot_post_is_exact_while_likes_flow_and_batches_are_redelivered()
     let exact = local.wait_exact("hot", Duration::from_secs(120));
     let stats = local.stack.stats();
     println!(
-        "recount under load: {total} requests, {overlapped} while the recount ran; corrected {:?}; mapping {stats}",
+        "recount under load: {:.1} s; {total} requests, {overlapped} while the recount ran; corrected {:?}; mapping {stats}",
+        took.as_secs_f64(),
         corrected(&r.doc)
     );
     assert!(total >= 500, "only {total} requests");
