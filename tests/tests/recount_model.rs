@@ -196,3 +196,51 @@ proptest! {
         rt.block_on(run(&c))?;
     }
 }
+
+/// A redelivered batch that holds a fence must not rewrite a window entry with a change older
+/// than one already applied. The history: every bucket's begin fence, then user `u` likes and
+/// unlikes, then a run of another user's changes, then the end fences. The last bucket's begin
+/// fails while the rest of the batch (u's like and unlike) is applied; the retry from that fence
+/// crashes until Lambda has bisected it down to [last begin, u's like]; the unlike comes back only
+/// in a later batch with no fence, where it is dropped as applied. Recording the like's window
+/// entry on that retry would leave u "liked" in the window and the correction one too high.
+#[test]
+fn a_redelivery_below_the_mark_does_not_rewrite_the_window() {
+    let users: Vec<UserId> = (0..USERS)
+        .map(|i| UserId::parse(&format!("u{i}")).unwrap())
+        .collect();
+    let mut buckets: Vec<u8> = users.iter().map(bucket_of).collect();
+    buckets.sort();
+    buckets.dedup();
+    let nb = buckets.len();
+    assert!(nb >= 2, "the case needs two buckets");
+    let u = (0..USERS)
+        .find(|&i| bucket_of(&users[i]) == buckets[0])
+        .unwrap();
+    let y = (u + 1) % USERS;
+    // Halving a power of two reaches exactly two records: [last begin, u's like].
+    let batch = (nb + 2).next_power_of_two();
+    let mut deliveries = vec![Delivery::FailRow(nb - 1)];
+    deliveries.extend((1..batch.trailing_zeros()).map(|_| Delivery::Crash(0)));
+    let mut ops = vec![(u, true), (u, false)];
+    for k in 0..2 * batch {
+        ops.push((y, k % 2 == 0));
+    }
+    let end = ops.len();
+    let c = Case {
+        ops,
+        begin: 0,
+        end,
+        reads: vec![end; USERS],
+        drift: 0,
+        batch,
+        deliveries,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    if let Err(e) = rt.block_on(run(&c)) {
+        panic!("{e}");
+    }
+}

@@ -14,8 +14,11 @@
 //! change's sequence number and event, next to the likes), then counts it as always; at `end`
 //! it closes the window and notes the bucket's count at that point (`ej<b> = job`,
 //! `ec<b> = c<b>`). Fences are never counted. Every step is conditional on the bucket's mark,
-//! so a redelivered fence or window record is absorbed like any other; a window entry is
-//! written before its change is counted, so a redelivery rewrites the same entry.
+//! so a redelivered fence or window record is absorbed like any other. A window entry is
+//! written before its change is counted, so every counted change has its entry; records at or
+//! below the mark are dropped before any entry is written, so a redelivery — which can end
+//! earlier than the delivery it repeats (a bisected batch) — never puts back an older change
+//! over a user's later one.
 //!
 //! Why the job can then compute the exact count at `end`: a user with no change between the
 //! fences (not in the window W) had one state all through the job's read, which happened after
@@ -60,6 +63,7 @@ pub async fn apply<'a, C: CountsStore>(
     mut pending: Vec<&[Change<'a>]>,
     mut item: PostCounts,
 ) -> PostResult {
+    drop_applied(&mut result, group, &mut pending, &item);
     for i in 0..group.buckets.len() {
         let b = group.buckets[i].bucket;
         let row = PostBucket {

@@ -65,6 +65,47 @@ async fn delete_keys(client: &Client, table: &str, keys: Vec<Key>) -> Result<(),
     Ok(())
 }
 
+/// How many conditional deletes run at once.
+const DELETE_CONCURRENCY: usize = 16;
+
+/// Deletes the likes of `keys` that were made at or before `t`; how many it deleted. The index
+/// can still show a like that was since unliked and made again after `t` (its entry lags the
+/// table): the condition, checked on the item itself, keeps such a like.
+async fn delete_made_before(
+    client: &Client,
+    table: &str,
+    keys: Vec<Key>,
+    t: &str,
+) -> Result<usize, StoreError> {
+    use futures::{StreamExt, TryStreamExt};
+    futures::stream::iter(keys)
+        .map(|key| async move {
+            let res = client
+                .delete_item()
+                .table_name(table)
+                .set_key(Some(key))
+                .condition_expression("#t <= :t")
+                .expression_attribute_names("#t", LIKED_AT)
+                .expression_attribute_values(":t", AttributeValue::S(t.to_owned()))
+                .send()
+                .await;
+            match res {
+                Ok(_) => Ok(1),
+                // Gone already, or made again after the request: not this erase's to delete.
+                Err(e)
+                    if e.as_service_error()
+                        .is_some_and(|se| se.is_conditional_check_failed_exception()) =>
+                {
+                    Ok(0)
+                }
+                Err(e) => Err(classify(e)),
+            }
+        })
+        .buffer_unordered(DELETE_CONCURRENCY)
+        .try_fold(0, |n, d| async move { Ok(n + d) })
+        .await
+}
+
 fn key_of(item: &Key) -> Option<Key> {
     Some(HashMap::from([
         (PK.to_owned(), item.get(PK)?.clone()),
@@ -73,7 +114,8 @@ fn key_of(item: &Key) -> Option<Key> {
 }
 
 /// Deletes every like of `user`, found through the `by_user` index. Returns how many it
-/// deleted. The index lags the table, so it sweeps until the index stays empty.
+/// deleted (without `before`, how many the index showed: a stale entry's delete is a no-op).
+/// The index lags the table, so it sweeps until the index stays empty.
 pub async fn erase_user(
     client: &Client,
     likes_table: &str,
@@ -103,8 +145,14 @@ pub async fn erase_user(
             let out = query.send().await.map_err(classify_read)?;
             let keys: Vec<Key> = out.items().iter().filter_map(key_of).collect();
             found += keys.len();
-            delete_keys(client, likes_table, keys).await?;
-            deleted += out.items().len();
+            deleted += match sweep.before {
+                Some(t) => delete_made_before(client, likes_table, keys, t).await?,
+                None => {
+                    let n = keys.len();
+                    delete_keys(client, likes_table, keys).await?;
+                    n
+                }
+            };
             (sweep.progress)(deleted);
             match out.last_evaluated_key {
                 Some(k) if !k.is_empty() => start = Some(k),

@@ -68,12 +68,12 @@ impl<C> FaultyCounts<C> {
         self.set_plan(FaultPlan::default());
     }
 
-    fn next_fault(&self, post: &PostId, writes: &[BucketWrite<'_>]) -> Fault {
-        let rows: Vec<PostBucket> = writes
-            .iter()
-            .map(|w| PostBucket {
+    fn next_fault(&self, post: &PostId, buckets: impl IntoIterator<Item = u8>) -> Fault {
+        let rows: Vec<PostBucket> = buckets
+            .into_iter()
+            .map(|bucket| PostBucket {
                 post: post.clone(),
-                bucket: w.bucket,
+                bucket,
             })
             .collect();
         let Ok(mut guard) = self.plan.lock() else {
@@ -104,6 +104,21 @@ impl<C> FaultyCounts<C> {
     }
 }
 
+/// Plays a fault around a write (a future does nothing until awaited).
+async fn faulted<T>(
+    fault: Fault,
+    write: impl std::future::Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    match fault {
+        Fault::Fail => Err(StoreError::Unavailable("injected write failure".into())),
+        Fault::LoseResponse => {
+            write.await?;
+            Err(StoreError::OutcomeUnknown("injected lost response".into()))
+        }
+        Fault::None => write.await,
+    }
+}
+
 impl<C: CountsStore> CountsStore for FaultyCounts<C> {
     async fn apply(
         &self,
@@ -112,14 +127,8 @@ impl<C: CountsStore> CountsStore for FaultyCounts<C> {
         now: &str,
     ) -> Result<ApplyOutcome, StoreError> {
         self.writes.fetch_add(1, Ordering::SeqCst);
-        match self.next_fault(post, writes) {
-            Fault::Fail => Err(StoreError::Unavailable("injected write failure".into())),
-            Fault::LoseResponse => {
-                self.inner.apply(post, writes, now).await?;
-                Err(StoreError::OutcomeUnknown("injected lost response".into()))
-            }
-            Fault::None => self.inner.apply(post, writes, now).await,
-        }
+        let fault = self.next_fault(post, writes.iter().map(|w| w.bucket));
+        faulted(fault, self.inner.apply(post, writes, now)).await
     }
 
     async fn read_post(&self, post: &PostId) -> Result<Option<PostCounts>, StoreError> {
@@ -144,9 +153,14 @@ impl<C: CountsStore> CountsStore for FaultyCounts<C> {
         created: i64,
         now: &str,
     ) -> Result<likes_core::ApplyOutcome, likes_core::StoreError> {
-        self.inner
-            .fence(post, bucket, fence, seq, created, now)
-            .await
+        // Fences and window entries fail like any other write, so that the recount's path is
+        // exercised under every fault the counting path is.
+        let fault = self.next_fault(post, [bucket]);
+        faulted(
+            fault,
+            self.inner.fence(post, bucket, fence, seq, created, now),
+        )
+        .await
     }
 
     async fn record_window(
@@ -155,6 +169,7 @@ impl<C: CountsStore> CountsStore for FaultyCounts<C> {
         job: &str,
         entries: &[likes_core::WindowEntry<'_>],
     ) -> Result<(), likes_core::StoreError> {
-        self.inner.record_window(bucket, job, entries).await
+        let fault = self.next_fault(&bucket.post, [bucket.bucket]);
+        faulted(fault, self.inner.record_window(bucket, job, entries)).await
     }
 }

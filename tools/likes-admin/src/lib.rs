@@ -33,6 +33,8 @@ pub enum AdminError {
     },
     #[error("{0}")]
     Timeout(String),
+    #[error("the recount of post {post} (job {job}) outlived its lease and another job took the post over; this job stopped before changing its count. Run again if the other job also failed")]
+    LeaseLost { post: String, job: String },
 }
 
 /// The tables an operation works on.

@@ -1,7 +1,9 @@
 //! One recount (or exact audit) of a post at a time: a lease item `~recount#<post>` in the Counts
 //! table (no post id starts with `~`), taken with a conditional write. A job that dies leaves
 //! its lease to run out; after that, running again takes over safely (a new job's begin fence
-//! replaces the dead job's window).
+//! replaces the dead job's window). A live job renews its lease before each step that needs it
+//! still held (the correction, the cleanup): a job slowed past its lease stops there instead of
+//! racing the job that took over.
 
 use std::time::Duration;
 
@@ -72,6 +74,41 @@ pub async fn acquire(
                 post: post.to_string(),
                 job: s("job"),
                 until,
+            })
+        }
+        Err(e) => Err(AdminError::Store(classify(e))),
+    }
+}
+
+/// Extends this job's lease to `lease` from now, if the job still holds it.
+pub async fn renew(
+    t: &Tables,
+    post: &PostId,
+    job: &str,
+    lease: Duration,
+) -> Result<(), AdminError> {
+    let until = now() + lease.as_secs() as i64;
+    let res = t
+        .client
+        .update_item()
+        .table_name(&t.counts)
+        .key(PK, lock_key(post))
+        .update_expression("SET lease_until = :until")
+        // Still ours even if it ran out: nobody took it, and now nobody can until it ends.
+        .condition_expression("job = :job")
+        .expression_attribute_values(":job", AttributeValue::S(job.to_owned()))
+        .expression_attribute_values(":until", AttributeValue::N(until.to_string()))
+        .send()
+        .await;
+    match res {
+        Ok(_) => Ok(()),
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|se| se.is_conditional_check_failed_exception()) =>
+        {
+            Err(AdminError::LeaseLost {
+                post: post.to_string(),
+                job: job.to_owned(),
             })
         }
         Err(e) => Err(AdminError::Store(classify(e))),

@@ -57,10 +57,23 @@ pub async fn recount_post(
     } else {
         buckets
     };
-    lock::acquire(t, post, &job, t.fence_wait + Duration::from_secs(300)).await?;
-    let result = recount_buckets(t, post, buckets, &job, correct).await;
-    lock::release(t, post, &job).await?;
+    let lease = t.fence_wait + LEASE_MARGIN;
+    lock::acquire(t, post, &job, lease).await?;
+    let result = recount_buckets(t, post, buckets, &job, correct, lease).await;
+    if !matches!(result, Err(AdminError::LeaseLost { .. })) {
+        lock::release(t, post, &job).await?;
+    }
     result
+}
+
+/// A job's lease covers its wait for the end fences and this much more for each of its other
+/// phases (the buckets' reads; the corrections and cleanup); it is renewed between them.
+const LEASE_MARGIN: Duration = Duration::from_secs(300);
+
+/// The first error of `results`, or all their values: every bucket's step runs to its end
+/// (closing its window, cleaning up) even when another bucket's failed.
+fn all_or_first<T>(results: Vec<Result<T, AdminError>>) -> Result<Vec<T>, AdminError> {
+    results.into_iter().collect()
 }
 
 async fn recount_buckets(
@@ -69,17 +82,21 @@ async fn recount_buckets(
     buckets: &[u8],
     job: &str,
     correct: bool,
+    lease: Duration,
 ) -> Result<Vec<BucketRecount>, AdminError> {
     let fenced = buckets.iter().map(|b| fence_bucket(t, post, *b, job));
-    let seen: Vec<HashSet<String>> = futures::future::try_join_all(fenced).await?;
+    let seen = all_or_first(futures::future::join_all(fenced).await)?;
+    lock::renew(t, post, job, lease).await?;
     // One item holds every bucket's noted end: one poll for all of them.
     let counted = wait_for_ends(t, post, buckets, job).await?;
+    // The corrections and the cleanup need the post to be this job's alone.
+    lock::renew(t, post, job, lease).await?;
     let finished = buckets
         .iter()
         .zip(seen)
         .zip(counted)
         .map(|((b, seen), counted)| finish_bucket(t, post, *b, job, seen, counted, correct));
-    futures::future::try_join_all(finished).await
+    all_or_first(futures::future::join_all(finished).await)
 }
 
 fn fence_key(job: &str, phase: &str) -> String {
@@ -189,8 +206,14 @@ async fn wait_for_ends(
 }
 
 /// Adds `diff` to the bucket and forgets the noted end, once: only while the end noted is this
-/// job's.
-async fn settle(t: &Tables, post: &PostId, b: u8, job: &str, diff: i64) -> Result<(), AdminError> {
+/// job's. Whether this job's end was settled (now, or by its own earlier attempt).
+async fn settle(
+    t: &Tables,
+    post: &PostId,
+    b: u8,
+    job: &str,
+    diff: i64,
+) -> Result<bool, AdminError> {
     let (c, _, _) = likes_core::store::dynamo_counts::bucket_attrs(b);
     let (_, ej, ec) = recount_attrs(b);
     let mut req = t
@@ -210,13 +233,17 @@ async fn settle(t: &Tables, post: &PostId, b: u8, job: &str, diff: i64) -> Resul
             .expression_attribute_values(":d", AttributeValue::N(diff.to_string()))
     };
     match req.send().await {
-        Ok(_) => Ok(()),
-        // Settled before (this job ran the step already): nothing to do twice.
+        Ok(_) => Ok(true),
         Err(e)
             if e.as_service_error()
                 .is_some_and(|se| se.is_conditional_check_failed_exception()) =>
         {
-            Ok(())
+            // No end noted: this job's own earlier attempt settled it (an SDK retry of a write
+            // whose answer was lost). Another job's end: a job this one's lease outlived is
+            // still writing fences; the count is left to that job's run.
+            let store = DynamoCounts::new(t.client.clone(), &t.counts);
+            let item = store.read_post(post).await?.unwrap_or_default();
+            Ok(item.buckets[usize::from(b)].ended.is_none())
         }
         Err(e) => Err(AdminError::Store(classify(e))),
     }
@@ -234,18 +261,32 @@ async fn delete_control(t: &Tables, pb: &PostBucket, sort_key: String) -> Result
     Ok(())
 }
 
+/// Deletes control items of one bucket, a few at a time.
+async fn delete_controls(
+    t: &Tables,
+    pb: &PostBucket,
+    sort_keys: Vec<String>,
+) -> Result<(), AdminError> {
+    use futures::{StreamExt, TryStreamExt};
+    futures::stream::iter(sort_keys)
+        .map(|sk| delete_control(t, pb, sk))
+        .buffer_unordered(8)
+        .try_collect()
+        .await
+}
+
 /// Fences and window entries of earlier jobs that died: with the lease held, no other job is
 /// running, so they are garbage (their REMOVE records are ignored by the aggregator).
 async fn clear_stale(t: &Tables, pb: &PostBucket, job: &str) -> Result<(), AdminError> {
     let mut stale = read_range(t, pb, "~fence#", "~fence$").await?;
     stale.extend(read_range(t, pb, "~w#", "~w$").await?);
     let mine = [format!("~fence#{job}#"), format!("~w#{job}#")];
-    for (sk, _) in stale {
-        if !mine.iter().any(|m| sk.starts_with(m.as_str())) {
-            delete_control(t, pb, sk).await?;
-        }
-    }
-    Ok(())
+    let dead = stale
+        .into_iter()
+        .map(|(sk, _)| sk)
+        .filter(|sk| !mine.iter().any(|m| sk.starts_with(m.as_str())))
+        .collect();
+    delete_controls(t, pb, dead).await
 }
 
 /// The job's first half on one bucket: begin fence, read, end fence. The users seen liking.
@@ -262,13 +303,11 @@ async fn fence_bucket(
     clear_stale(t, &pb, job).await?;
     put_control(t, &pb, fence_key(job, "begin")).await?;
     // Every user id sorts below "~" (it is not in the id grammar).
-    let seen: HashSet<String> = read_range(t, &pb, "", "~")
-        .await?
-        .into_iter()
-        .map(|(u, _)| u)
-        .collect();
+    let seen = read_range(t, &pb, "", "~").await;
+    // The end fence even if the read failed: it closes the window, which the aggregator would
+    // otherwise go on recording into until a later job's begin fence replaced it.
     put_control(t, &pb, fence_key(job, "end")).await?;
-    Ok(seen)
+    Ok(seen?.into_iter().map(|(u, _)| u).collect())
 }
 
 /// The second half, once the end fence is applied: the window, the correction, the cleanup.
@@ -298,19 +337,17 @@ async fn finish_bucket(
         .collect();
     let exact = exact_count(&seen, &window);
     let diff = exact - counted;
-    settle(t, post, b, job, if correct { diff } else { 0 }).await?;
+    let settled = settle(t, post, b, job, if correct { diff } else { 0 }).await?;
     // The fences and the window are done with; their deletes are control records too.
     let mut done: Vec<String> = window.keys().map(|u| format!("{prefix}{u}")).collect();
     done.push(fence_key(job, "begin"));
     done.push(fence_key(job, "end"));
-    for sk in done {
-        delete_control(t, &pb, sk).await?;
-    }
+    delete_controls(t, &pb, done).await?;
     Ok(BucketRecount {
         bucket: b,
         counted,
         exact,
-        corrected: correct && diff != 0,
+        corrected: settled && correct && diff != 0,
     })
 }
 

@@ -203,15 +203,12 @@ fn backfill_makes_every_count_exact_for_likes_the_stream_never_saw() {
             assert_eq!(exact.iter().sum::<i64>(), loaded, "{p}");
         }
     }
-    // Resumable: a rerun with the same state skips what is done.
+    // Resumable: a rerun with the same state skips what is done. (It may find a post more: one
+    // with no loaded likes whose first like came from the load after the first scan passed it.)
     let again = local
         .admin(&["backfill", "--state", &state_arg])
         .expect("backfill again");
-    assert_eq!(
-        again.doc["skipped_done"], again.doc["posts"],
-        "{}",
-        again.doc
-    );
+    assert_eq!(again.doc["skipped_done"], r.doc["posts"], "{}", again.doc);
     assert_eq!(again.doc["corrected_buckets"], 0, "{}", again.doc);
     let _ = std::fs::remove_file(state);
 }
