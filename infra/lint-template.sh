@@ -38,13 +38,15 @@ class ManagedPolicies:
 json.dump(transform(template, {}, ManagedPolicies()), open(sys.argv[1], "w"), indent=1)
 PY
 "$venv/bin/cfn-lint" "$out"
-# Least privilege: no role may hold a managed policy beyond basic logging.
+# Least privilege: no role may hold a managed policy beyond basic logging and X-Ray's write-only
+# policy (which SAM attaches whenever `Tracing` comes from a parameter, whatever its value).
 "$venv/bin/python" - "$out" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))
+allowed = ("/AWSLambdaBasicExecutionRole", "/AWSXrayWriteOnlyAccess")
 for name, r in t["Resources"].items():
     if r["Type"] == "AWS::IAM::Role":
-        extra = [a for a in r["Properties"].get("ManagedPolicyArns", []) if not a.endswith("/AWSLambdaBasicExecutionRole")]
+        extra = [a for a in r["Properties"].get("ManagedPolicyArns", []) if not a.endswith(allowed)]
         if extra:
             sys.exit(f"{name} has broad managed policies: {extra}")
         for p in r["Properties"].get("Policies", []):

@@ -3,8 +3,9 @@
 
     .venv-sam/bin/python infra/events/check-shapes.py      # or any python3, with `sam` on PATH
 
-Templates come from `sam local generate-event apigateway http-api-proxy` and
-`sam local generate-event dynamodb update` (offline; SAM is pinned in infra/requirements-sam.txt,
+Templates come from `sam local generate-event apigateway http-api-proxy`,
+`sam local generate-event dynamodb update` and `sam local generate-event sqs receive-message`
+(offline; SAM is pinned in infra/requirements-sam.txt,
 `infra/lint-template.sh` installs it into .venv-sam). An event passes when every field it has
 exists in the template at the same place with the same JSON type, and every field it lacks is
 one API Gateway / Lambda leave out for such a request. Free-form maps (headers, claims, ...) are
@@ -21,6 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # Maps whose keys are the request's own: only their values' type is checked.
 FREE_FORM = {
+    "messageAttributes",
     "headers", "queryStringParameters", "pathParameters", "stageVariables",
     "requestContext.authorizer.jwt.claims",
 }
@@ -95,11 +97,16 @@ def compare(ours, theirs, optional, at, problems):
                 problems.append(f"{path}: missing")
 
 
-def check_stream(event, template, problems):
-    record = template["Records"][0]
+def check_records(event, templates, problems):
+    """A batch of records (a DynamoDB stream's or an SQS queue's), by each record's source."""
     if set(event) != {"Records"}:
         problems.append(f"top level {sorted(event)}, sam has ['Records']")
     for i, r in enumerate(event.get("Records", [])):
+        source = r.get("eventSource")
+        if source not in templates:
+            problems.append(f"Records[{i}].eventSource: {source!r}, expected one of {sorted(templates)}")
+            continue
+        record = templates[source]["Records"][0]
         sub = []
         if r.get("dynamodb", {}).get("StreamViewType") == "KEYS_ONLY":
             sub += [f"dynamodb.{k}: a KEYS_ONLY record has no images"
@@ -110,7 +117,10 @@ def check_stream(event, template, problems):
 
 def main():
     api = generate("apigateway", "http-api-proxy")
-    stream = generate("dynamodb", "update")
+    records = {
+        "aws:dynamodb": generate("dynamodb", "update"),
+        "aws:sqs": generate("sqs", "receive-message"),
+    }
     version = subprocess.run([sam(), "--version"], capture_output=True, text=True).stdout.strip()
     failed, checked = 0, 0
     for name in sorted(os.listdir(HERE)):
@@ -119,7 +129,7 @@ def main():
         event = json.load(open(os.path.join(HERE, name)))
         problems = []
         if "Records" in event:
-            check_stream(event, stream, problems)
+            check_records(event, records, problems)
         else:
             compare(event, api, API_OPTIONAL, "", problems)
         checked += 1

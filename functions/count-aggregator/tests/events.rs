@@ -17,6 +17,7 @@ use aws_lambda_events::dynamodb::Event;
 use fake_runtime::{FakeRuntime, Function, Outcome};
 use likes_core::bucket::split_key;
 use likes_core::{bucket_of, CountsStore, PostBucket, PostId, SeqNo, UserId};
+use likes_integration_tests::events::{entries_for, file_of, manifest, read_json};
 use likes_integration_tests::Tables;
 use serde_dynamo::AttributeValue;
 use serde_json::Value;
@@ -30,33 +31,12 @@ fn binary() -> PathBuf {
     )
 }
 
-fn events_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../infra/events"))
-}
-
-fn read_json(file: &str) -> Value {
-    let path = events_dir().join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn manifest() -> Value {
-    read_json("expected.json")
-}
-
 /// The manifest's entries for this function, in order.
 fn stream_entries(manifest: &Value) -> Vec<Value> {
-    manifest["events"]
-        .as_array()
-        .expect("events: a list")
-        .iter()
-        .filter(|e| e["function"] == FUNCTION)
+    entries_for(manifest, FUNCTION)
+        .into_iter()
         .cloned()
         .collect()
-}
-
-fn file_of(entry: &Value) -> &str {
-    entry["file"].as_str().expect("file: a string")
 }
 
 fn after_of(entry: &Value) -> Vec<String> {
@@ -163,11 +143,11 @@ fn every_stream_event_file_is_in_the_manifest() {
         .iter()
         .map(|e| file_of(e).to_owned())
         .collect();
-    let on_disk: BTreeSet<String> = std::fs::read_dir(events_dir())
+    let on_disk: BTreeSet<String> = std::fs::read_dir(likes_integration_tests::events::dir())
         .expect("infra/events")
         .filter_map(|d| d.ok()?.file_name().into_string().ok())
         .filter(|n| n.ends_with(".json") && n != "expected.json")
-        .filter(|n| read_json(n).get("Records").is_some())
+        .filter(|n| read_json(n)["Records"][0]["eventSource"] == "aws:dynamodb")
         .collect();
     assert_eq!(
         listed, on_disk,

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
 use lambda_http::request::LambdaRequest;
 use likes_api::{App, CountCache};
-use likes_core::config::{init_lambda_tracing, sdk_loader, Config};
+use likes_core::config::{
+    dynamo_client_for, init_lambda_tracing, sdk_loader, sqs_client_for, Config,
+};
 use likes_core::erase_queue::SqsEraseQueue;
 use likes_core::{DynamoCounts, DynamoLikes};
 
@@ -17,7 +19,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let config = Config::from_env()?;
     // One client per execution environment: its connection pool outlives invocations.
     let sdk = sdk_loader().load().await;
-    let client = aws_sdk_dynamodb::Client::new(&sdk);
+    let client = dynamo_client_for(&sdk);
     let mut app = App::with_cache(
         DynamoLikes::new(client.clone(), config.likes_table),
         DynamoCounts::new(client, config.counts_table),
@@ -27,7 +29,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         .ok()
         .filter(|u| !u.is_empty())
     {
-        let queue = SqsEraseQueue::new(aws_sdk_sqs::Client::new(&sdk), url);
+        let queue = SqsEraseQueue::new(sqs_client_for(&sdk), url);
         app = app.with_erase_queue(Arc::new(queue));
     }
     let app = Arc::new(app);

@@ -14,87 +14,17 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use aws_lambda_events::apigw::ApiGatewayV2httpRequest;
-use aws_sdk_dynamodb::types::AttributeValue;
 use fake_runtime::{FakeRuntime, Function, Outcome};
-use likes_core::schema::likes::{LIKED_AT, PK, POST_ID, SK};
-use likes_core::time::now_ts;
-use likes_core::{BucketWrite, CountsStore, PostBucket, PostId, Seq, UserId};
+use likes_integration_tests::events::{
+    check_match, dir, entries, entries_for, file_of, manifest, read_json, seed, FUNCTIONS,
+};
 use likes_integration_tests::Tables;
 use serde_json::Value;
 
 const FUNCTION: &str = "LikesApiFunction";
-const FUNCTIONS: [&str; 2] = ["LikesApiFunction", "CountAggregatorFunction"];
 
 fn binary() -> PathBuf {
     fake_runtime::binary_under_test("LIKES_LAMBDA_BIN", env!("CARGO_BIN_EXE_likes-api"))
-}
-
-fn events_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../infra/events"))
-}
-
-fn read_json(file: &str) -> Value {
-    let path = events_dir().join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn manifest() -> Value {
-    read_json("expected.json")
-}
-
-fn entries(manifest: &Value) -> &[Value] {
-    manifest["events"].as_array().expect("events: a list")
-}
-
-/// The manifest's entries for this function, in order.
-fn api_entries(manifest: &Value) -> Vec<&Value> {
-    entries(manifest)
-        .iter()
-        .filter(|e| e["function"] == FUNCTION)
-        .collect()
-}
-
-fn file_of(entry: &Value) -> &str {
-    entry["file"].as_str().expect("file: a string")
-}
-
-/// `expected` matches `actual`: objects as subsets (every listed field, recursively), arrays
-/// element by element and of the same length, `"*"` any non-null value, anything else exactly.
-fn check_match(expected: &Value, actual: &Value, at: &str, problems: &mut Vec<String>) {
-    match (expected, actual) {
-        (Value::String(s), _) if s == "*" => {
-            if actual.is_null() {
-                problems.push(format!("{at}: expected a value, got null"));
-            }
-        }
-        (Value::Object(want), Value::Object(got)) => {
-            for (k, v) in want {
-                match got.get(k) {
-                    Some(g) => check_match(v, g, &format!("{at}.{k}"), problems),
-                    None => problems.push(format!("{at}.{k}: missing")),
-                }
-            }
-        }
-        (Value::Array(want), Value::Array(got)) => {
-            if want.len() != got.len() {
-                problems.push(format!(
-                    "{at}: expected {} items, got {}: {actual}",
-                    want.len(),
-                    got.len()
-                ));
-                return;
-            }
-            for (i, (w, g)) in want.iter().zip(got).enumerate() {
-                check_match(w, g, &format!("{at}[{i}]"), problems);
-            }
-        }
-        _ => {
-            if expected != actual {
-                problems.push(format!("{at}: expected {expected}, got {actual}"));
-            }
-        }
-    }
 }
 
 /// One raw query parameter, as the client sent it.
@@ -119,7 +49,7 @@ fn the_manifest_lists_every_event_file_once() {
         );
         assert!(e["expect"].is_object(), "{file}: no expect");
     }
-    let on_disk: BTreeSet<String> = std::fs::read_dir(events_dir())
+    let on_disk: BTreeSet<String> = std::fs::read_dir(dir())
         .expect("infra/events")
         .filter_map(|d| d.ok()?.file_name().into_string().ok())
         .filter(|n| n.ends_with(".json") && n != "expected.json")
@@ -138,7 +68,7 @@ fn the_manifest_lists_every_event_file_once() {
 #[test]
 fn the_api_events_are_http_api_v2_events() {
     let m = manifest();
-    for e in api_entries(&m) {
+    for e in entries_for(&m, FUNCTION) {
         let file = file_of(e);
         let event = read_json(file);
         let parsed: ApiGatewayV2httpRequest = serde_json::from_value(event.clone())
@@ -184,46 +114,6 @@ fn the_api_events_are_http_api_v2_events() {
     }
 }
 
-/// Writes the manifest's seed likes as the API stores them (the Likes table's persistent item
-/// format), and the Counts rows the aggregator would have made of them.
-async fn seed(t: &Tables, m: &Value) -> usize {
-    let likes = m["seed"]["likes"].as_array().expect("seed.likes");
-    let mut per_row: BTreeMap<PostBucket, i64> = BTreeMap::new();
-    for like in likes {
-        let s = |k: &str| like[k].as_str().expect("seed like field").to_owned();
-        let post = PostId::parse(&s("post_id")).expect("seed post id");
-        let user = UserId::parse(&s("user_id")).expect("seed user id");
-        let row = PostBucket::for_like(&post, &user);
-        t.client
-            .put_item()
-            .table_name(&t.likes_table)
-            .item(PK, AttributeValue::S(row.to_string()))
-            .item(SK, AttributeValue::S(user.to_string()))
-            .item(POST_ID, AttributeValue::S(post.to_string()))
-            .item(LIKED_AT, AttributeValue::S(s("liked_at")))
-            .send()
-            .await
-            .expect("seed a like");
-        *per_row.entry(row).or_default() += 1;
-    }
-    let seq = Seq::parse("1").expect("a sequence number");
-    for (row, n) in &per_row {
-        let write = BucketWrite {
-            bucket: row.bucket,
-            delta: *n,
-            first: seq,
-            last: seq,
-            last_created: 0,
-            window: None,
-        };
-        t.counts()
-            .apply(&row.post, &[write], &now_ts())
-            .await
-            .expect("seed a Counts item");
-    }
-    likes.len()
-}
-
 /// Status, headers and JSON body of one invocation, or why there are none.
 async fn invoke(
     rt: &FakeRuntime,
@@ -250,12 +140,26 @@ async fn every_api_event_answers_as_the_manifest_says() {
     let t = Tables::new().await;
     let seeded = seed(&t, &m).await;
     assert_eq!(t.like_pairs().await.len(), seeded);
+    // The erase queue the template gives the function, on the emulator.
+    let endpoint = likes_integration_tests::endpoint();
+    let sqs = aws_sdk_sqs::Client::new(&likes_testkit::emulator::sdk_config(&endpoint).await);
+    let queue = sqs
+        .create_queue()
+        .queue_name(format!("erase-{}", uuid::Uuid::new_v4().simple()))
+        .send()
+        .await
+        .expect("a queue")
+        .queue_url
+        .expect("its url");
+    let mut env = t.lambda_env();
+    env.push(("AWS_ENDPOINT_URL_SQS", endpoint));
+    env.push(("ERASE_QUEUE_URL", queue.clone()));
     let rt = FakeRuntime::start().await.expect("runtime API");
-    let f = Function::spawn(&binary(), &rt, t.lambda_env()).expect("the binary starts");
+    let f = Function::spawn(&binary(), &rt, env).expect("the binary starts");
 
     let mut problems = Vec::new();
     let mut answers: BTreeMap<String, Value> = BTreeMap::new();
-    let entries = api_entries(&m);
+    let entries = entries_for(&m, FUNCTION);
     for entry in &entries {
         let file = file_of(entry);
         let expect = &entry["expect"];
@@ -320,6 +224,35 @@ async fn every_api_event_answers_as_the_manifest_says() {
                 ));
             }
         }
+    }
+
+    // An accepted erase is a job on the queue, for the caller, under the id it was answered.
+    let mut queued = Vec::new();
+    loop {
+        let out = sqs
+            .receive_message()
+            .queue_url(&queue)
+            .max_number_of_messages(10)
+            .send()
+            .await
+            .expect("receive");
+        if out.messages().is_empty() {
+            break;
+        }
+        for msg in out.messages() {
+            let body: Value = serde_json::from_str(msg.body().unwrap_or("")).expect("a job");
+            queued.push((body["job_id"].clone(), body["user_id"].clone()));
+        }
+    }
+    let accepted: Vec<(Value, Value)> = answers
+        .values()
+        .filter(|b| b["status"] == "accepted")
+        .map(|b| (b["job_id"].clone(), b["user_id"].clone()))
+        .collect();
+    if queued != accepted {
+        problems.push(format!(
+            "the erase queue holds {queued:?}, the answers accepted {accepted:?}"
+        ));
     }
 
     assert!(

@@ -54,7 +54,25 @@ pub fn sdk_loader() -> aws_config::ConfigLoader {
 
 /// The DynamoDB client from the environment (see [`sdk_loader`]).
 pub async fn dynamo_client() -> aws_sdk_dynamodb::Client {
-    aws_sdk_dynamodb::Client::new(&sdk_loader().load().await)
+    dynamo_client_for(&sdk_loader().load().await)
+}
+
+/// A function's DynamoDB client: with X-Ray subsegments per call when tracing is on.
+pub fn dynamo_client_for(sdk: &aws_config::SdkConfig) -> aws_sdk_dynamodb::Client {
+    let mut conf = aws_sdk_dynamodb::config::Builder::from(sdk);
+    if let Some(xray) = crate::xray::XrayCalls::from_env() {
+        conf = conf.interceptor(xray);
+    }
+    aws_sdk_dynamodb::Client::from_conf(conf.build())
+}
+
+/// A function's SQS client: with X-Ray subsegments per call when tracing is on.
+pub fn sqs_client_for(sdk: &aws_config::SdkConfig) -> aws_sdk_sqs::Client {
+    let mut conf = aws_sdk_sqs::config::Builder::from(sdk);
+    if let Some(xray) = crate::xray::XrayCalls::from_env() {
+        conf = conf.interceptor(xray);
+    }
+    aws_sdk_sqs::Client::from_conf(conf.build())
 }
 
 /// JSON logs for CloudWatch, one object per line; level from `RUST_LOG` (default `info`).

@@ -11,6 +11,7 @@ pub mod seq;
 pub mod store;
 pub mod time;
 pub mod token;
+pub mod xray;
 
 pub use bucket::{bucket_of, PostBucket, BUCKETS};
 pub use ids::{IdError, PostId, UserId};

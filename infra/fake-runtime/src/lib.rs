@@ -32,9 +32,14 @@ pub enum Outcome {
     Error(Value),
 }
 
+/// The trace header of an invocation X-Ray did not sample (Lambda sends one with every
+/// invocation when tracing is on).
+pub const UNSAMPLED: &str =
+    "Root=1-00000000-000000000000000000000000;Parent=0000000000000000;Sampled=0";
+
 #[derive(Default)]
 struct State {
-    queue: VecDeque<(String, Value)>,
+    queue: VecDeque<(String, Value, String)>,
     outcomes: HashMap<String, Outcome>,
     first_poll: Option<Instant>,
     init_error: Option<String>,
@@ -84,10 +89,17 @@ impl FakeRuntime {
         self.addr.to_string()
     }
 
-    /// Queues an invocation; returns its request id.
+    /// Queues an invocation, not sampled for X-Ray; returns its request id.
     pub fn push(&self, event: Value) -> String {
+        self.push_traced(event, UNSAMPLED)
+    }
+
+    /// Queues an invocation with this `Lambda-Runtime-Trace-Id` (an X-Ray tracing header).
+    pub fn push_traced(&self, event: Value, trace: &str) -> String {
         let id = uuid::Uuid::new_v4().to_string();
-        self.lock().queue.push_back((id.clone(), event));
+        self.lock()
+            .queue
+            .push_back((id.clone(), event, trace.to_owned()));
         self.work.notify_waiters();
         self.work.notify_one();
         id
@@ -166,7 +178,7 @@ impl FakeRuntime {
         }
         loop {
             let notified = self.work.notified();
-            if let Some((id, event)) = self.lock().queue.pop_front() {
+            if let Some((id, event, trace)) = self.lock().queue.pop_front() {
                 let deadline_ms = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_millis() + 30_000)
@@ -184,10 +196,7 @@ impl FakeRuntime {
                     "lambda-runtime-invoked-function-arn",
                     "arn:aws:lambda:us-east-1:123456789012:function:local".into(),
                 );
-                set(
-                    "lambda-runtime-trace-id",
-                    "Root=1-00000000-000000000000000000000000".into(),
-                );
+                set("lambda-runtime-trace-id", trace);
                 set("content-type", "application/json".into());
                 return r;
             }
