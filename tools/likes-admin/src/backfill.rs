@@ -22,6 +22,9 @@ pub struct BackfillReport {
     pub items: u64,
     pub posts: usize,
     pub skipped_done: usize,
+    /// Posts whose id is outside the id grammar (written by something other than this API):
+    /// left alone.
+    pub invalid_ids: Vec<String>,
     pub corrected_buckets: usize,
     pub scan_items_per_sec: f64,
     pub seconds: f64,
@@ -66,6 +69,10 @@ async fn scan_segment(
     }
 }
 
+fn state_error(file: &std::path::Path, e: &std::io::Error) -> AdminError {
+    AdminError::State(format!("the state file {}: {e}", file.display()))
+}
+
 pub async fn backfill(
     t: &Tables,
     segments: i32,
@@ -81,16 +88,23 @@ pub async fn backfill(
         posts.extend(found?);
     }
     let scan_secs = started.elapsed().as_secs_f64();
-    let done: BTreeSet<String> = state
-        .as_ref()
-        .and_then(|f| std::fs::read_to_string(f).ok())
-        .map(|text| text.lines().map(str::to_owned).collect())
-        .unwrap_or_default();
-    let todo: Vec<PostId> = posts
-        .iter()
-        .filter(|p| !done.contains(*p))
-        .filter_map(|p| PostId::parse(p).ok())
-        .collect();
+    let done: BTreeSet<String> = match &state {
+        Some(f) => match std::fs::read_to_string(f) {
+            Ok(text) => text.lines().map(str::to_owned).collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeSet::new(),
+            Err(e) => return Err(state_error(f, &e)),
+        },
+        None => BTreeSet::new(),
+    };
+    let skipped_done = posts.iter().filter(|p| done.contains(*p)).count();
+    let mut invalid_ids = Vec::new();
+    let mut todo = Vec::new();
+    for p in posts.iter().filter(|p| !done.contains(*p)) {
+        match PostId::parse(p) {
+            Ok(id) => todo.push(id),
+            Err(_) => invalid_ids.push(p.clone()),
+        }
+    }
     let total = todo.len() as u64;
     let finished = AtomicU64::new(0);
     let corrected = AtomicU64::new(0);
@@ -104,13 +118,14 @@ pub async fn backfill(
             );
             if let Some(f) = state {
                 use std::io::Write;
-                if let Ok(mut file) = std::fs::OpenOptions::new()
+                // Unrecorded, the post would be recounted again by a rerun: harmless but the
+                // resume would not be what it says, so stop and say why.
+                std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
                     .open(f)
-                {
-                    let _ = writeln!(file, "{post}");
-                }
+                    .and_then(|mut file| writeln!(file, "{post}"))
+                    .map_err(|e| state_error(f, &e))?;
             }
             progress(
                 "recount",
@@ -127,7 +142,8 @@ pub async fn backfill(
     Ok(BackfillReport {
         items,
         posts: posts.len(),
-        skipped_done: posts.len() - todo.len(),
+        skipped_done,
+        invalid_ids,
         corrected_buckets: corrected.load(Ordering::Relaxed) as usize,
         scan_items_per_sec: items as f64 / scan_secs.max(1e-9),
         seconds: started.elapsed().as_secs_f64(),

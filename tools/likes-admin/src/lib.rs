@@ -33,6 +33,9 @@ pub enum AdminError {
     },
     #[error("{0}")]
     Timeout(String),
+    /// A backfill's state file could not be read or written (what was done is kept).
+    #[error("{0}")]
+    State(String),
     #[error("the recount of post {post} (job {job}) outlived its lease and another job took the post over; this job stopped before changing its count. Run again if the other job also failed")]
     LeaseLost { post: String, job: String },
 }
