@@ -127,3 +127,13 @@ pub fn check_match(expected: &Value, actual: &Value, at: &str, problems: &mut Ve
         }
     }
 }
+
+/// Fails with every mismatch of a function's events at once.
+pub fn assert_no_problems(problems: &[String], events: usize) {
+    assert!(
+        problems.is_empty(),
+        "{} problems over {events} events (infra/events/expected.json):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}

@@ -17,7 +17,9 @@ use aws_lambda_events::dynamodb::Event;
 use fake_runtime::{FakeRuntime, Function, Outcome};
 use likes_core::bucket::split_key;
 use likes_core::{bucket_of, CountsStore, PostBucket, PostId, SeqNo, UserId};
-use likes_integration_tests::events::{entries_for, file_of, manifest, read_json};
+use likes_integration_tests::events::{
+    assert_no_problems, entries_for, file_of, manifest, read_json,
+};
 use likes_integration_tests::Tables;
 use serde_dynamo::AttributeValue;
 use serde_json::Value;
@@ -272,12 +274,6 @@ async fn every_stream_event_aggregates_as_the_manifest_says() {
     for entry in &entries {
         problems.extend(play(entry).await);
     }
-    assert!(
-        problems.is_empty(),
-        "{} problems over {} events (infra/events/expected.json):\n{}",
-        problems.len(),
-        entries.len(),
-        problems.join("\n")
-    );
+    assert_no_problems(&problems, entries.len());
     println!("{} {FUNCTION} events aggregated as expected", entries.len());
 }

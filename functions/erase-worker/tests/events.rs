@@ -15,7 +15,7 @@ use erase_worker::message;
 use fake_runtime::{FakeRuntime, Function, Outcome};
 use likes_core::erase_queue::EraseJob;
 use likes_integration_tests::events::{
-    check_match, entries_for, file_of, manifest, read_json, seed,
+    assert_no_problems, check_match, entries_for, file_of, manifest, read_json, seed,
 };
 use likes_integration_tests::Tables;
 use serde_json::Value;
@@ -116,12 +116,6 @@ async fn every_erase_event_answers_as_the_manifest_says() {
             problems.push(format!("{file}: {} (answer: {answer})", here.join("; ")));
         }
     }
-    assert!(
-        problems.is_empty(),
-        "{} problems over {} events (infra/events/expected.json):\n{}",
-        problems.len(),
-        entries.len(),
-        problems.join("\n")
-    );
+    assert_no_problems(&problems, entries.len());
     println!("{} {FUNCTION} events answered as expected", entries.len());
 }

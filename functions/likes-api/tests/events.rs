@@ -16,7 +16,8 @@ use std::time::Duration;
 use aws_lambda_events::apigw::ApiGatewayV2httpRequest;
 use fake_runtime::{FakeRuntime, Function, Outcome};
 use likes_integration_tests::events::{
-    check_match, dir, entries, entries_for, file_of, manifest, read_json, seed, FUNCTIONS,
+    assert_no_problems, check_match, dir, entries, entries_for, file_of, manifest, read_json, seed,
+    FUNCTIONS,
 };
 use likes_integration_tests::Tables;
 use serde_json::Value;
@@ -255,13 +256,7 @@ async fn every_api_event_answers_as_the_manifest_says() {
         ));
     }
 
-    assert!(
-        problems.is_empty(),
-        "{} problems over {} events (infra/events/expected.json):\n{}",
-        problems.len(),
-        entries.len(),
-        problems.join("\n")
-    );
+    assert_no_problems(&problems, entries.len());
     println!(
         "{} LikesApiFunction events answered as expected",
         entries.len()
