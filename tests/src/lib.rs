@@ -3,6 +3,7 @@
 //! same schema the template deploys, and a request helper that sends API Gateway events
 //! (built by the test kit) through the handler.
 
+pub mod calls;
 pub mod events;
 pub mod faults;
 pub mod linear;

@@ -17,6 +17,7 @@ use aws_lambda_events::dynamodb::Event;
 use fake_runtime::{FakeRuntime, Function, Outcome};
 use likes_core::bucket::split_key;
 use likes_core::{bucket_of, CountsStore, PostBucket, PostId, SeqNo, UserId};
+use likes_integration_tests::calls::{assert_role_allows, Daemon, SAMPLED};
 use likes_integration_tests::events::{
     assert_no_problems, entries_for, file_of, manifest, read_json,
 };
@@ -159,7 +160,7 @@ fn every_stream_event_file_is_in_the_manifest() {
 
 /// Plays one event; its partial batch response.
 async fn deliver(rt: &FakeRuntime, f: &Function, file: &str) -> Result<Value, String> {
-    let id = rt.push(read_json(file));
+    let id = rt.push_traced(read_json(file), SAMPLED);
     match rt.outcome(&id, Duration::from_secs(30)).await {
         Some(Outcome::Response(v)) => Ok(v),
         other => Err(format!(
@@ -187,12 +188,14 @@ async fn emf_lines(f: &Function, n: usize) -> Vec<Value> {
 }
 
 /// Plays one manifest entry against fresh tables; what did not come out as expected.
-async fn play(entry: &Value) -> Vec<String> {
+async fn play(entry: &Value, daemon: &Daemon) -> Vec<String> {
     let file = file_of(entry);
     let expect = &entry["expect"];
     let t = Tables::new().await;
     let rt = FakeRuntime::start().await.expect("runtime API");
-    let f = Function::spawn(&binary(), &rt, t.lambda_env()).expect("the binary starts");
+    let mut env = t.lambda_env();
+    env.extend(daemon.env());
+    let f = Function::spawn(&binary(), &rt, env).expect("the binary starts");
     let mut problems = Vec::new();
     let mut delivered = 0;
     for before in after_of(entry) {
@@ -271,9 +274,11 @@ async fn play(entry: &Value) -> Vec<String> {
 async fn every_stream_event_aggregates_as_the_manifest_says() {
     let entries = stream_entries(&manifest());
     let mut problems = Vec::new();
+    let daemon = Daemon::start();
     for entry in &entries {
-        problems.extend(play(entry).await);
+        problems.extend(play(entry, &daemon).await);
     }
     assert_no_problems(&problems, entries.len());
+    assert_role_allows(FUNCTION, &daemon.operations());
     println!("{} {FUNCTION} events aggregated as expected", entries.len());
 }

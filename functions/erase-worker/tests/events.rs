@@ -14,6 +14,7 @@ use aws_lambda_events::event::sqs::SqsEvent;
 use erase_worker::message;
 use fake_runtime::{FakeRuntime, Function, Outcome};
 use likes_core::erase_queue::EraseJob;
+use likes_integration_tests::calls::{assert_role_allows, Daemon, SAMPLED};
 use likes_integration_tests::events::{
     assert_no_problems, check_match, entries_for, file_of, manifest, read_json, seed,
 };
@@ -70,6 +71,7 @@ async fn every_erase_event_answers_as_the_manifest_says() {
         .find_map(|e| user_of(&read_json(file_of(e))))
         .expect("an event with a job");
     let mut problems = Vec::new();
+    let daemon = Daemon::start();
     let entries = entries_for(&m, FUNCTION);
     for entry in &entries {
         let file = file_of(entry);
@@ -77,8 +79,10 @@ async fn every_erase_event_answers_as_the_manifest_says() {
         seed(&t, &m).await;
         let before = t.like_pairs().await;
         let rt = FakeRuntime::start().await.expect("runtime API");
-        let f = Function::spawn(&binary(), &rt, t.lambda_env()).expect("the binary starts");
-        let id = rt.push(read_json(file));
+        let mut env = t.lambda_env();
+        env.extend(daemon.env());
+        let f = Function::spawn(&binary(), &rt, env).expect("the binary starts");
+        let id = rt.push_traced(read_json(file), SAMPLED);
         let answer = match rt.outcome(&id, Duration::from_secs(60)).await {
             Some(Outcome::Response(v)) => v,
             other => {
@@ -117,5 +121,6 @@ async fn every_erase_event_answers_as_the_manifest_says() {
         }
     }
     assert_no_problems(&problems, entries.len());
+    assert_role_allows(FUNCTION, &daemon.operations());
     println!("{} {FUNCTION} events answered as expected", entries.len());
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use aws_lambda_events::apigw::ApiGatewayV2httpRequest;
 use fake_runtime::{FakeRuntime, Function, Outcome};
+use likes_integration_tests::calls::{assert_role_allows, Daemon, SAMPLED};
 use likes_integration_tests::events::{
     assert_no_problems, check_match, dir, entries, entries_for, file_of, manifest, read_json, seed,
     FUNCTIONS,
@@ -121,7 +122,7 @@ async fn invoke(
     f: &Function,
     event: Value,
 ) -> Result<(i64, Value, Value), String> {
-    let id = rt.push(event);
+    let id = rt.push_traced(event, SAMPLED);
     match rt.outcome(&id, Duration::from_secs(30)).await {
         Some(Outcome::Response(v)) => {
             let status = v["statusCode"]
@@ -155,6 +156,8 @@ async fn every_api_event_answers_as_the_manifest_says() {
     let mut env = t.lambda_env();
     env.push(("AWS_ENDPOINT_URL_SQS", endpoint));
     env.push(("ERASE_QUEUE_URL", queue.clone()));
+    let daemon = Daemon::start();
+    env.extend(daemon.env());
     let rt = FakeRuntime::start().await.expect("runtime API");
     let f = Function::spawn(&binary(), &rt, env).expect("the binary starts");
 
@@ -257,6 +260,7 @@ async fn every_api_event_answers_as_the_manifest_says() {
     }
 
     assert_no_problems(&problems, entries.len());
+    assert_role_allows(FUNCTION, &daemon.operations());
     println!(
         "{} LikesApiFunction events answered as expected",
         entries.len()

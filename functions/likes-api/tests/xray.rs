@@ -8,11 +8,11 @@
 //! loopback delivers them at once and in order, so when a later, traced invocation's
 //! subsegment is the first datagram the socket holds, the earlier invocation sent none.
 
-use std::net::UdpSocket;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fake_runtime::{FakeRuntime, Function, Outcome};
+use likes_integration_tests::calls::Daemon;
 use likes_integration_tests::Tables;
 use serde_json::Value;
 
@@ -32,49 +32,6 @@ fn trace(root: &str, sampled: bool) -> String {
     )
 }
 
-/// The daemon's side: segment documents, each after the daemon protocol's header line.
-struct Daemon(UdpSocket);
-
-impl Daemon {
-    fn start() -> Self {
-        let socket = UdpSocket::bind("127.0.0.1:0").expect("a UDP socket");
-        socket
-            .set_read_timeout(Some(Duration::from_millis(200)))
-            .expect("a read timeout");
-        Daemon(socket)
-    }
-
-    fn address(&self) -> String {
-        self.0.local_addr().expect("its address").to_string()
-    }
-
-    /// The next segment document, within `within`.
-    fn next(&self, within: Duration) -> Option<Value> {
-        let deadline = Instant::now() + within;
-        let mut buf = vec![0u8; 65_536];
-        while Instant::now() < deadline {
-            if let Ok(n) = self.0.recv(&mut buf) {
-                let text = String::from_utf8_lossy(&buf[..n]).into_owned();
-                let (header, doc) = text.split_once('\n').expect("header line, then document");
-                assert_eq!(header, r#"{"format": "json", "version": 1}"#);
-                return Some(serde_json::from_str(doc).expect("a JSON segment document"));
-            }
-        }
-        None
-    }
-
-    /// The next completed subsegment (the daemon also gets each one as it starts).
-    fn next_completed(&self, within: Duration) -> Option<Value> {
-        let deadline = Instant::now() + within;
-        loop {
-            let doc = self.next(deadline.saturating_duration_since(Instant::now()))?;
-            if doc.get("end_time").is_some_and(|t| !t.is_null()) {
-                return Some(doc);
-            }
-        }
-    }
-}
-
 async fn answer(rt: &FakeRuntime, id: &str) {
     match rt.outcome(id, Duration::from_secs(30)).await {
         Some(Outcome::Response(v)) => assert_eq!(v["statusCode"], 200, "{v}"),
@@ -88,10 +45,13 @@ async fn a_sampled_invocation_reports_each_dynamodb_call_and_nothing_else_does()
     let daemon = Daemon::start();
     let env = |on: bool| {
         let mut env = t.lambda_env();
-        env.push(("AWS_XRAY_DAEMON_ADDRESS", daemon.address()));
-        if on {
-            env.push(("LIKES_XRAY", "1".to_owned()));
-        }
+        // The daemon's address either way: only the switch differs.
+        env.extend(
+            daemon
+                .env()
+                .into_iter()
+                .filter(|(k, _)| on || *k != "LIKES_XRAY"),
+        );
         env
     };
 
