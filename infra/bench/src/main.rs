@@ -7,6 +7,7 @@ mod coalesce;
 mod cost;
 mod gen;
 mod hot_path;
+mod xray_cost;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -136,6 +137,16 @@ async fn all() {
             ttl.as_millis()
         );
     }
+
+    println!("\n== X-Ray (Tracing=Active): a GetItem against a loopback stub that answers at once, without and with the interceptor");
+    let x = xray_cost::per_call().await;
+    println!(
+        "  {:.1} µs per call without, {:.1} µs with: +{:.1} µs per call attempt ({:.1} datagrams to the daemon per call)",
+        x.plain_us,
+        x.traced_us,
+        x.traced_us - x.plain_us,
+        x.datagrams_per_call
+    );
 
     println!("\n== cost model (list prices, us-east-1 on-demand; from the figures above)");
     for line in cost::table(last.0, last.1) {
