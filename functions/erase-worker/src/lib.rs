@@ -3,16 +3,23 @@
 //! batch response out. A job that fails or runs out of time is reported as a batch item
 //! failure: SQS makes it visible again after the queue's visibility timeout, and the rerun,
 //! idempotent, deletes what is left. One that keeps failing goes to the dead-letter queue.
+//!
+//! A job that runs out of time after deleting some likes is not a failure: it is sent again as
+//! a new message (its receive count starts over) and this one is done, so a person with very
+//! many likes is not sent to the dead-letter queue for having them. One that made no progress
+//! is retried like any failure, so a job that can never progress still ends in the DLQ.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 use likes_core::erase::{erase_user, Sweep};
-use likes_core::erase_queue::EraseJob;
+use likes_core::erase_queue::{EraseJob, EraseQueue};
 use tokio::time::Instant;
 
 /// Time kept back from the invocation's deadline to answer before Lambda stops the function.
-const DEADLINE_MARGIN: Duration = Duration::from_secs(5);
+pub const DEADLINE_MARGIN: Duration = Duration::from_secs(5);
 
 pub struct Worker {
     pub client: aws_sdk_dynamodb::Client,
@@ -20,11 +27,16 @@ pub struct Worker {
     /// The index lags the table: a job ends after this many empty sweeps, `pause` apart.
     pub empty_sweeps: u32,
     pub pause: Duration,
+    /// Where a job that ran out of time after some progress goes again (the erase queue).
+    /// Without it, such a job is retried as any failure.
+    pub requeue: Option<Arc<dyn EraseQueue>>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
     Erased(usize),
+    /// Out of time after deleting this many: the job is on the queue again, as a new message.
+    Continued(usize),
     /// Not done this time; SQS will deliver it again.
     Retry(String),
 }
@@ -37,7 +49,8 @@ impl Worker {
             // where an operator sees it.
             Err(e) => return Outcome::Retry(format!("not an erase job: {e}")),
         };
-        let progress = |_: usize| {};
+        let deleted = AtomicUsize::new(0);
+        let progress = |n: usize| deleted.store(n, Ordering::Relaxed);
         let sweep = Sweep {
             progress: &progress,
             empty_sweeps: self.empty_sweeps,
@@ -48,7 +61,11 @@ impl Worker {
         let done = match deadline {
             Some(d) => match tokio::time::timeout_at(d - DEADLINE_MARGIN, erase).await {
                 Ok(done) => done,
-                Err(_) => return Outcome::Retry("out of time; the rerun resumes".into()),
+                Err(_) => {
+                    return self
+                        .out_of_time(&job, deleted.load(Ordering::Relaxed))
+                        .await
+                }
             },
             None => erase.await,
         };
@@ -58,6 +75,19 @@ impl Worker {
                 Outcome::Erased(n)
             }
             Err(e) => Outcome::Retry(e.to_string()),
+        }
+    }
+
+    async fn out_of_time(&self, job: &EraseJob, deleted: usize) -> Outcome {
+        let Some(queue) = self.requeue.as_ref().filter(|_| deleted > 0) else {
+            return Outcome::Retry("out of time; the rerun resumes".into());
+        };
+        match queue.submit(job).await {
+            Ok(()) => {
+                tracing::info!(job_id = %job.job_id, deleted, "erase out of time; continued as a new message");
+                Outcome::Continued(deleted)
+            }
+            Err(e) => Outcome::Retry(format!("out of time, and not sent again: {e}")),
         }
     }
 

@@ -71,11 +71,15 @@ const DELETE_CONCURRENCY: usize = 16;
 /// Deletes the likes of `keys` that were made at or before `t`; how many it deleted. The index
 /// can still show a like that was since unliked and made again after `t` (its entry lags the
 /// table): the condition, checked on the item itself, keeps such a like.
+/// `progress` hears the running total (`base` + these) after every delete, so that a caller
+/// stopped mid-page knows how far it got.
 async fn delete_made_before(
     client: &Client,
     table: &str,
     keys: Vec<Key>,
     t: &str,
+    base: usize,
+    progress: &(dyn Fn(usize) + Sync),
 ) -> Result<usize, StoreError> {
     use futures::{StreamExt, TryStreamExt};
     futures::stream::iter(keys)
@@ -102,7 +106,12 @@ async fn delete_made_before(
             }
         })
         .buffer_unordered(DELETE_CONCURRENCY)
-        .try_fold(0, |n, d| async move { Ok(n + d) })
+        .try_fold(0, |n, d| async move {
+            if d > 0 {
+                progress(base + n + d);
+            }
+            Ok(n + d)
+        })
         .await
 }
 
@@ -146,7 +155,10 @@ pub async fn erase_user(
             let keys: Vec<Key> = out.items().iter().filter_map(key_of).collect();
             found += keys.len();
             deleted += match sweep.before {
-                Some(t) => delete_made_before(client, likes_table, keys, t).await?,
+                Some(t) => {
+                    delete_made_before(client, likes_table, keys, t, deleted, sweep.progress)
+                        .await?
+                }
                 None => {
                     let n = keys.len();
                     delete_keys(client, likes_table, keys).await?;

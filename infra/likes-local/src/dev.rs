@@ -56,11 +56,14 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         .map_err(|e| LocalError::Setup(format!("the on-failure queue: {e}")))?;
     let sqs = aws_sdk_sqs::Client::new(&conf);
     let erase_queue = erase_poller::create(&sqs).await?;
+    let jobs: Arc<dyn likes_core::erase_queue::EraseQueue> =
+        Arc::new(SqsEraseQueue::new(sqs.clone(), erase_queue.clone()));
     let erase_worker = erase_worker::Worker {
         client: dynamo.clone(),
         likes_table: settings.likes_table.clone(),
         empty_sweeps: 2,
         pause: std::time::Duration::from_millis(500),
+        requeue: Some(Arc::clone(&jobs)),
     };
     let _ = std::fs::create_dir_all(&settings.state_dir);
     let checkpoints = Checkpoints::load(Some(settings.state_dir.join("mapping-checkpoints.json")));
@@ -106,10 +109,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             DynamoCounts::new(dynamo, &settings.counts_table),
             likes_api::CountCache::from_env(),
         )
-        .with_erase_queue(Arc::new(SqsEraseQueue::new(
-            sqs.clone(),
-            erase_queue.clone(),
-        ))),
+        .with_erase_queue(jobs),
         auth: settings.auth.clone(),
         ready,
         stats: report.clone(),

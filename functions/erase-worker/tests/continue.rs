@@ -1,0 +1,119 @@
+//! A large erase against the emulator (`make test`): a job that runs out of time after deleting
+//! some likes continues as a new message rather than failing (which would spend one of the five
+//! receives before the dead-letter queue); one that made no progress fails as before. The queue
+//! is a recording fake of the trait the worker submits to; the likes are the emulator's.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use erase_worker::{Outcome, Worker, DEADLINE_MARGIN};
+use likes_core::erase_queue::{EraseJob, EraseQueue, Submitted};
+use likes_core::schema::likes::{LIKED_AT, PK, POST_ID, SK};
+use likes_core::{PostBucket, PostId, UserId};
+use likes_integration_tests::Tables;
+use tokio::time::Instant;
+
+#[derive(Default)]
+struct Recorded(Mutex<Vec<EraseJob>>);
+
+impl EraseQueue for Recorded {
+    fn submit<'a>(&'a self, job: &'a EraseJob) -> Submitted<'a> {
+        Box::pin(async move {
+            if let Ok(mut jobs) = self.0.lock() {
+                jobs.push(job.clone());
+            }
+            Ok(())
+        })
+    }
+}
+
+const LIKES: usize = 600;
+
+async fn seed(t: &Tables, user: &UserId) {
+    for i in 0..LIKES {
+        let post = PostId::parse(&format!("post-{i:04}")).expect("an id");
+        let row = PostBucket::for_like(&post, user);
+        t.client
+            .put_item()
+            .table_name(&t.likes_table)
+            .item(PK, AttributeValue::S(row.to_string()))
+            .item(SK, AttributeValue::S(user.to_string()))
+            .item(POST_ID, AttributeValue::S(post.to_string()))
+            .item(
+                LIKED_AT,
+                AttributeValue::S(format!("2026-11-30T18:00:{:02}.000Z", i % 60)),
+            )
+            .send()
+            .await
+            .expect("seed a like");
+    }
+}
+
+fn worker(t: &Tables, queue: &Arc<Recorded>) -> Worker {
+    Worker {
+        client: t.client.clone(),
+        likes_table: t.likes_table.clone(),
+        empty_sweeps: 1,
+        pause: Duration::from_millis(50),
+        requeue: Some(Arc::clone(queue) as Arc<dyn EraseQueue>),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_out_of_time_continues_as_a_new_message_and_one_without_progress_fails() {
+    let t = Tables::new().await;
+    let user = UserId::parse("auth0|many-likes").expect("an id");
+    seed(&t, &user).await;
+    let queue = Arc::new(Recorded::default());
+    let w = worker(&t, &queue);
+    let job = EraseJob {
+        job_id: "big".into(),
+        user_id: user.clone(),
+        requested_at: "2026-12-01T00:00:00.000Z".into(),
+    };
+    let body = serde_json::to_string(&job).expect("json");
+
+    // No time at all: nothing deleted, so a plain failure and no new message.
+    let none = w
+        .run_job(&body, Some(Instant::now() + DEADLINE_MARGIN))
+        .await;
+    assert!(matches!(none, Outcome::Retry(_)), "{none:?}");
+    assert!(queue.0.lock().expect("lock").is_empty());
+
+    // Some time: some deleted, not all. How much time that takes depends on the emulator's
+    // speed, so the budget doubles from a fifth of a second until a run is cut off midway; a run
+    // with no answered delete yet is a plain failure, as above.
+    let mut budget = Duration::from_millis(200);
+    let done = loop {
+        let outcome = w
+            .run_job(&body, Some(Instant::now() + DEADLINE_MARGIN + budget))
+            .await;
+        match outcome {
+            Outcome::Continued(done) => break done,
+            Outcome::Retry(_) if budget < Duration::from_secs(30) => {
+                assert!(queue.0.lock().expect("lock").is_empty());
+                budget *= 2;
+            }
+            other => panic!("expected a continued job within {budget:?}, got {other:?}"),
+        }
+    };
+    assert!(done > 0 && done < LIKES, "{done} of {LIKES}");
+    assert_eq!(*queue.0.lock().expect("lock"), vec![job.clone()]);
+
+    // The new message's run finishes the rest.
+    // `done` counts the deletes answered before time ran out; a few more may have been in
+    // flight and applied, so the rest is at most what the first run did not report.
+    let rest = w.run_job(&body, None).await;
+    let Outcome::Erased(n) = rest else {
+        panic!("expected the rest erased, got {rest:?}");
+    };
+    assert!(n > 0 && done + n <= LIKES, "{done} then {n} of {LIKES}");
+    let left = t
+        .like_pairs()
+        .await
+        .into_iter()
+        .filter(|(_, u)| *u == user.to_string())
+        .count();
+    assert_eq!(left, 0);
+}
