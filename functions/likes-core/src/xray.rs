@@ -101,10 +101,12 @@ impl Intercept for XrayCalls {
             .load::<Attempt>()
             .and_then(|a| a.0.lock().ok()?.as_ref()?.x_amzn_trace_id());
         if let Some(header) = header {
-            context
+            // `insert` panics on a value that is not a valid header; this one comes from the
+            // environment, so a bad one only goes unsent.
+            let _ = context
                 .request_mut()
                 .headers_mut()
-                .insert("X-Amzn-Trace-Id", header);
+                .try_insert("X-Amzn-Trace-Id", header);
         }
         Ok(())
     }

@@ -301,12 +301,18 @@ async fn fence_bucket(
         bucket: b,
     };
     clear_stale(t, &pb, job).await?;
-    put_control(t, &pb, fence_key(job, "begin")).await?;
+    let begun = put_control(t, &pb, fence_key(job, "begin")).await;
     // Every user id sorts below "~" (it is not in the id grammar).
-    let seen = read_range(t, &pb, "", "~").await;
-    // The end fence even if the read failed: it closes the window, which the aggregator would
-    // otherwise go on recording into until a later job's begin fence replaced it.
-    put_control(t, &pb, fence_key(job, "end")).await?;
+    let seen = match &begun {
+        Ok(()) => read_range(t, &pb, "", "~").await,
+        Err(_) => Ok(Vec::new()),
+    };
+    // The end fence whatever happened above — a begin reported failed may still have been
+    // applied — so that no window stays open for the aggregator to go on recording into; an end
+    // with no open window only advances the bucket's mark.
+    let ended = put_control(t, &pb, fence_key(job, "end")).await;
+    begun?;
+    ended?;
     Ok(seen?.into_iter().map(|(u, _)| u).collect())
 }
 
