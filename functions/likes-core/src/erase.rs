@@ -11,10 +11,8 @@ use aws_sdk_dynamodb::Client;
 use crate::bucket::PostBucket;
 use crate::ids::{PostId, UserId};
 use crate::schema::likes::{BY_USER, LIKED_AT, PK, SK};
+use crate::store::batch;
 use crate::store::error::{build, classify, classify_read, StoreError};
-
-/// Most items one BatchWriteItem may carry.
-const BATCH_WRITE_MAX: usize = 25;
 
 /// How an erase proceeds: what it reports, and how long the index must stay empty.
 pub struct Sweep<'a> {
@@ -32,37 +30,15 @@ type Key = HashMap<String, AttributeValue>;
 
 /// Deletes `keys` (BatchWriteItem, 25 at a time, unprocessed ones retried with backoff).
 async fn delete_keys(client: &Client, table: &str, keys: Vec<Key>) -> Result<(), StoreError> {
-    for chunk in keys.chunks(BATCH_WRITE_MAX) {
-        let mut requests = Vec::with_capacity(chunk.len());
-        for key in chunk {
-            let delete = DeleteRequest::builder()
-                .set_key(Some(key.clone()))
-                .build()
-                .map_err(build)?;
-            requests.push(WriteRequest::builder().delete_request(delete).build());
-        }
-        let mut pending = Some(HashMap::from([(table.to_owned(), requests)]));
-        let mut attempt = 0u32;
-        while let Some(items) = pending.take().filter(|p| !p.is_empty()) {
-            if attempt > 0 {
-                tokio::time::sleep(Duration::from_millis(25 << attempt.min(6))).await;
-            }
-            attempt += 1;
-            if attempt > 8 {
-                return Err(StoreError::Unavailable(
-                    "BatchWriteItem kept returning UnprocessedItems".into(),
-                ));
-            }
-            let out = client
-                .batch_write_item()
-                .set_request_items(Some(items))
-                .send()
-                .await
-                .map_err(classify)?;
-            pending = out.unprocessed_items;
-        }
+    let mut requests = Vec::with_capacity(keys.len());
+    for key in keys {
+        let delete = DeleteRequest::builder()
+            .set_key(Some(key))
+            .build()
+            .map_err(build)?;
+        requests.push(WriteRequest::builder().delete_request(delete).build());
     }
-    Ok(())
+    batch::write_all(client, table, requests, 8).await
 }
 
 /// How many conditional deletes run at once.

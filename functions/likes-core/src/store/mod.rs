@@ -2,6 +2,7 @@
 //! implementations. Every DynamoDB expression for a table lives in that table's module; the
 //! paging rules that do not depend on DynamoDB live in [`page`], where they are tested alone.
 
+pub mod batch;
 pub mod dynamo_counts;
 pub mod dynamo_likes;
 pub mod error;

@@ -8,7 +8,6 @@
 //! count is one GetItem, a feed's counts one BatchGetItem.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 mod recount;
 
@@ -18,6 +17,7 @@ use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
 use aws_sdk_dynamodb::Client;
 
+use super::batch;
 use super::error::{build, classify, classify_read, StoreError};
 use super::{
     ApplyOutcome, BucketCount, BucketWrite, CountsStore, FenceWrite, PostCounts, WindowEntry,
@@ -26,11 +26,6 @@ use crate::bucket::{PostBucket, BUCKETS};
 use crate::ids::PostId;
 use crate::schema::counts::{PK, UPDATED_AT};
 use crate::seq::{Seq, SeqKey};
-
-/// Most keys one BatchGetItem may carry.
-const BATCH_GET_MAX: usize = 100;
-/// Attempts at a BatchGetItem's `UnprocessedKeys` before giving up with a 503.
-const UNPROCESSED_ATTEMPTS: u32 = 5;
 
 /// The attribute names of bucket `b`: count, mark, the mark's creation time.
 pub fn bucket_attrs(b: u8) -> (String, String, String) {
@@ -235,7 +230,7 @@ impl CountsStore for DynamoCounts {
 
     async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
         let mut counts = HashMap::with_capacity(posts.len());
-        for chunk in posts.chunks(BATCH_GET_MAX) {
+        for chunk in posts.chunks(batch::BATCH_GET_MAX) {
             let mut keys = KeysAndAttributes::builder();
             for post in chunk {
                 keys = keys.keys(HashMap::from([(
@@ -243,47 +238,16 @@ impl CountsStore for DynamoCounts {
                     AttributeValue::S(post.as_str().to_owned()),
                 )]));
             }
-            let mut request = Some(HashMap::from([(
-                self.table.clone(),
-                keys.build().map_err(build)?,
-            )]));
-            let mut attempt = 0;
-            while let Some(items) = request.take().filter(|r| !r.is_empty()) {
-                if attempt > 0 {
-                    // DynamoDB returns UnprocessedKeys when a partition is throttled: back off
-                    // before asking again, as its documentation requires.
-                    tokio::time::sleep(Duration::from_millis(25 << attempt.min(6))).await;
-                }
-                attempt += 1;
-                if attempt > UNPROCESSED_ATTEMPTS {
-                    return Err(StoreError::Unavailable(
-                        "BatchGetItem kept returning UnprocessedKeys".into(),
-                    ));
-                }
-                let out = self
-                    .client
-                    .batch_get_item()
-                    .set_request_items(Some(items))
-                    .send()
-                    .await
-                    .map_err(classify_read)?;
-                for item in out
-                    .responses
-                    .as_ref()
-                    .and_then(|r| r.get(&self.table))
-                    .map(Vec::as_slice)
-                    .unwrap_or_default()
-                {
-                    let post = match item.get(PK) {
-                        Some(AttributeValue::S(p)) => PostId::parse(p)
-                            .map_err(|e| StoreError::Internal(format!("stored post_id: {e}")))?,
-                        other => {
-                            return Err(StoreError::Internal(format!("stored post_id: {other:?}")))
-                        }
-                    };
-                    counts.insert(post, post_counts_of(item)?.total());
-                }
-                request = out.unprocessed_keys;
+            let found = batch::get_all(&self.client, &self.table, keys.build().map_err(build)?);
+            for item in found.await? {
+                let post = match item.get(PK) {
+                    Some(AttributeValue::S(p)) => PostId::parse(p)
+                        .map_err(|e| StoreError::Internal(format!("stored post_id: {e}")))?,
+                    other => {
+                        return Err(StoreError::Internal(format!("stored post_id: {other:?}")))
+                    }
+                };
+                counts.insert(post, post_counts_of(&item)?.total());
             }
         }
         Ok(counts)

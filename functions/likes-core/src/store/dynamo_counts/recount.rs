@@ -12,13 +12,12 @@ use crate::ids::PostId;
 use crate::schema::counts::{PK, UPDATED_AT};
 use crate::schema::likes::{self, EVENT, EXPIRES_AT, SEQ};
 use crate::seq::Seq;
+use crate::store::batch;
 use crate::store::error::{build, classify, StoreError};
 use crate::store::{ApplyOutcome, FenceWrite, WindowEntry};
 
 /// Window entries outlive a job that died by this long before TTL removes them.
 const WINDOW_TTL_SECS: i64 = 2 * 24 * 3600;
-/// Most items one BatchWriteItem may carry.
-const BATCH_WRITE_MAX: usize = 25;
 
 /// The sort key of `user`'s entry in `job`'s window.
 pub fn window_key(job: &str, user: &str) -> String {
@@ -98,57 +97,34 @@ impl DynamoCounts {
             ));
         };
         let expires = chrono::Utc::now().timestamp() + WINDOW_TTL_SECS;
-        for chunk in entries.chunks(BATCH_WRITE_MAX) {
-            let mut requests = Vec::with_capacity(chunk.len());
-            for e in chunk {
-                let item = HashMap::from([
-                    (likes::PK.to_owned(), AttributeValue::S(bucket.to_string())),
-                    (
-                        likes::SK.to_owned(),
-                        AttributeValue::S(window_key(job, e.user)),
-                    ),
-                    (
-                        SEQ.to_owned(),
-                        AttributeValue::S(e.seq.key().as_str().to_owned()),
-                    ),
-                    (
-                        EVENT.to_owned(),
-                        AttributeValue::S(if e.liked { "I" } else { "R" }.into()),
-                    ),
-                    (
-                        EXPIRES_AT.to_owned(),
-                        AttributeValue::N(expires.to_string()),
-                    ),
-                ]);
-                let put = PutRequest::builder()
-                    .set_item(Some(item))
-                    .build()
-                    .map_err(build)?;
-                requests.push(WriteRequest::builder().put_request(put).build());
-            }
-            let mut pending = Some(HashMap::from([(table.clone(), requests)]));
-            for attempt in 0..5u32 {
-                let Some(items) = pending.take().filter(|p| !p.is_empty()) else {
-                    break;
-                };
-                if attempt > 0 {
-                    tokio::time::sleep(std::time::Duration::from_millis(25 << attempt)).await;
-                }
-                let out = self
-                    .client
-                    .batch_write_item()
-                    .set_request_items(Some(items))
-                    .send()
-                    .await
-                    .map_err(classify)?;
-                pending = out.unprocessed_items.filter(|u| !u.is_empty());
-            }
-            if pending.is_some() {
-                return Err(StoreError::Unavailable(
-                    "BatchWriteItem kept returning UnprocessedItems".into(),
-                ));
-            }
+        let mut requests = Vec::with_capacity(entries.len());
+        for e in entries {
+            let item = HashMap::from([
+                (likes::PK.to_owned(), AttributeValue::S(bucket.to_string())),
+                (
+                    likes::SK.to_owned(),
+                    AttributeValue::S(window_key(job, e.user)),
+                ),
+                (
+                    SEQ.to_owned(),
+                    AttributeValue::S(e.seq.key().as_str().to_owned()),
+                ),
+                (
+                    EVENT.to_owned(),
+                    AttributeValue::S(if e.liked { "I" } else { "R" }.into()),
+                ),
+                (
+                    EXPIRES_AT.to_owned(),
+                    AttributeValue::N(expires.to_string()),
+                ),
+            ]);
+            let put = PutRequest::builder()
+                .set_item(Some(item))
+                .build()
+                .map_err(build)?;
+            requests.push(WriteRequest::builder().put_request(put).build());
         }
-        Ok(())
+        // Few rounds: this runs inside the aggregator's batch, against its deadline.
+        batch::write_all(&self.client, table, requests, 5).await
     }
 }

@@ -2,7 +2,6 @@
 //! and liked-by-me for a feed.
 
 use std::collections::{HashMap, HashSet};
-use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 use futures::future::try_join_all;
@@ -11,14 +10,13 @@ use super::{attr_s, key, s, DynamoLikes};
 use crate::bucket::PostBucket;
 use crate::ids::{PostId, UserId};
 use crate::schema::likes::{BY_TIME, BY_USER, LIKED_AT, PK, POST_ID, SK};
+use crate::store::batch;
 use crate::store::error::{build, classify_read, StoreError};
 use crate::store::page::{self, BucketScan, Page};
 use crate::store::{LikerPos, UserLikePos};
 
 /// Most keys one BatchGetItem may carry.
-pub const BATCH_GET_MAX: usize = 100;
-/// Attempts at a BatchGetItem's `UnprocessedKeys` before giving up with a 503.
-const UNPROCESSED_ATTEMPTS: u32 = 5;
+pub use crate::store::batch::BATCH_GET_MAX;
 
 impl DynamoLikes {
     pub(super) async fn read_liked_at(
@@ -117,42 +115,11 @@ impl DynamoLikes {
                 let [pk, sk] = key(post, user);
                 keys = keys.keys(HashMap::from([pk, sk]));
             }
-            let mut request = Some(HashMap::from([(
-                self.table.clone(),
-                keys.build().map_err(build)?,
-            )]));
-            let mut attempt = 0;
-            while let Some(items) = request.take().filter(|r| !r.is_empty()) {
-                if attempt > 0 {
-                    // DynamoDB returns UnprocessedKeys when a partition is throttled: back off
-                    // before asking again, as its documentation requires.
-                    tokio::time::sleep(Duration::from_millis(25 << attempt.min(6))).await;
-                }
-                attempt += 1;
-                if attempt > UNPROCESSED_ATTEMPTS {
-                    return Err(StoreError::Unavailable(
-                        "BatchGetItem kept returning UnprocessedKeys".into(),
-                    ));
-                }
-                let out = self
-                    .client
-                    .batch_get_item()
-                    .set_request_items(Some(items))
-                    .send()
-                    .await
-                    .map_err(classify_read)?;
-                for item in out
-                    .responses
-                    .as_ref()
-                    .and_then(|r| r.get(&self.table))
-                    .map(Vec::as_slice)
-                    .unwrap_or_default()
-                {
-                    let post = PostId::parse(&attr_s(item, POST_ID)?)
-                        .map_err(|e| StoreError::Internal(format!("stored post_id: {e}")))?;
-                    liked.insert(post);
-                }
-                request = out.unprocessed_keys;
+            let found = batch::get_all(&self.client, &self.table, keys.build().map_err(build)?);
+            for item in found.await? {
+                let post = PostId::parse(&attr_s(&item, POST_ID)?)
+                    .map_err(|e| StoreError::Internal(format!("stored post_id: {e}")))?;
+                liked.insert(post);
             }
         }
         Ok(liked)
