@@ -3,23 +3,23 @@
 # Every test: unit, integration (against moto, which this starts and stops), end-to-end, and
 # the spec-driven HTTP fuzz.
 test:
-	infra/with-moto.sh cargo test --workspace --all-targets
-	infra/api-fuzz.sh
+	scripts/with-moto.sh cargo test --workspace --all-targets
+	scripts/api-fuzz.sh
 
 # The pure tests only (no emulator, no network): unit tests of every crate, the handler's
 # no-panic property, the paging and aggregator model properties. Seconds, for the edit loop.
 unit:
 	cargo test --workspace --lib --bins
 	cargo test -p likes-api --test no_panic
-	cargo test -p likes-integration-tests --test aggregator_model --test ids_model --test recount_model
+	cargo test -p likes-harness --test aggregator_model --test ids_model --test recount_model
 
 # schemathesis against the local stack, from openapi.yaml (also part of `make test`).
 api-fuzz:
-	infra/api-fuzz.sh
+	scripts/api-fuzz.sh
 
 # The whole system locally: API on 127.0.0.1:$${LIKES_PORT:-3000}, stream poller, emulator.
 dev:
-	@infra/venv.sh >/dev/null
+	@scripts/venv.sh >/dev/null
 	cargo run --quiet -p likes-local --bin likes-local
 
 # A dev token for USER (any user id): TOKEN=$$(make -s token USER=<id>)
@@ -32,7 +32,7 @@ lint:
 
 # template.yaml: valid SAM, cfn-lint clean on the translated template, least-privilege roles.
 lint-template:
-	infra/lint-template.sh
+	scripts/lint-template.sh
 
 fmt:
 	cargo fmt --all
@@ -44,17 +44,17 @@ build:
 # Python peer's venv is made on first run). `make bench EVENT=path.json` decodes + groups a
 # captured Lambda stream event and prints records/s. Figures only: nothing is asserted.
 bench:
-	EVENT="$(EVENT)" infra/bench.sh
+	EVENT="$(EVENT)" testing/bench.sh
 
 # A short end-to-end check of a deployed stack (like, read back, count converging, listings,
 # summary, unlike, count back), right after `sam deploy`; exits non-zero naming the failed step.
 #   make smoke API=<the stack's ApiUrl output> TOKEN=<a JWT from its identity provider>
 smoke:
-	@API="$(API)" TOKEN="$(TOKEN)" infra/smoke.sh
+	@API="$(API)" TOKEN="$(TOKEN)" scripts/smoke.sh
 
 # The end-to-end chaos run at its large size (make test runs it at 2,400 requests): users like
 # and unlike through HTTP while the stream path is faulted, the emulator stopped once and the
 # stack restarted once; prints requests, faults by kind and mismatches (which must be 0).
 chaos:
-	@infra/venv.sh >/dev/null
+	@scripts/venv.sh >/dev/null
 	LIKES_CHAOS_REQUESTS=$${LIKES_CHAOS_REQUESTS:-20000} cargo test -p likes-local --test chaos -- --nocapture

@@ -6,10 +6,10 @@
 use std::hint::black_box;
 
 use aws_lambda_events::dynamodb::Event;
-use count_aggregator::batch::StreamEvent;
+use count_aggregator::decode::StreamEvent;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use likes_core::{PostId, UserId};
-use likes_integration_tests::stream::{record_json, Rec};
+use likes_harness::stream::{record_json, Rec};
 use serde_json::json;
 
 /// A realistic batch: 50 posts, a few hot, each like by a distinct user.
@@ -38,7 +38,7 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("decode+group", n), &text, |b, text| {
             b.iter(|| {
                 let event: StreamEvent = serde_json::from_str(black_box(text)).expect("parses");
-                black_box(count_aggregator::batch::parse(&event).posts.len())
+                black_box(count_aggregator::group::parse(&event).posts.len())
             })
         });
         // What the decode used to be: aws_lambda_events' full record types, for comparison.

@@ -39,7 +39,7 @@
 //!    fence records in a bucket, each change is recorded in the job's window (who, and how)
 //!    before it is counted, and at `end` the bucket's count is noted for the job; every step is
 //!    conditional on the bucket's mark, so redelivered fences are absorbed like any record
-//!    (`recount`'s docs give the protocol and why the job's correction is exact).
+//!    (`fences`' docs give the protocol and why the job's correction is exact).
 //!
 //! # Why this is correct
 //!
@@ -52,9 +52,19 @@
 //! assumption is DynamoDB's, not ours: sequence numbers keep growing from a parent shard to its
 //! child. Invariant 8 makes a breach visible rather than silent.
 
+//!
+//! # Layout
+//!
+//! [`decode`] reads Lambda's event text into borrowed structs; [`group`] groups its records by
+//! bucket and post (invariants 1, 7); [`apply`] writes a post's groups (2–4), and [`fences`]
+//! when a recount is under way (9); [`marks`] holds what both share (3, 5, 8); [`report`]
+//! builds the partial batch response and the metrics line.
+
 pub mod apply;
-pub mod batch;
-pub mod recount;
+pub mod decode;
+pub mod fences;
+pub mod group;
+pub mod marks;
 pub mod report;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -63,21 +73,20 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use futures::stream::{self, StreamExt};
-use likes_core::CountsStore;
+use likes_aws::env::Tuning;
+use likes_core::CountsLedger;
 
-use crate::apply::{apply_post, PostResult};
-use crate::batch::StreamEvent;
+use crate::apply::apply_post;
+use crate::decode::StreamEvent;
+use crate::marks::PostResult;
 pub use crate::report::{emf_line, BatchReport};
 
-/// How many posts are written at once. Measured (`make bench`): with 5 ms per write, a batch
-/// of 1,000 records over ~700 posts takes ~46 sequential rounds at 16, ~6 at 128; DynamoDB and
-/// one execution environment take that concurrency easily.
-pub const DEFAULT_CONCURRENCY: usize = 128;
-
-/// Time a post needs at worst (the SDK's operation timeout, 8 s, plus a margin): no post is
-/// started with less than this left before the invocation's deadline.
-pub const DEFAULT_POST_BUDGET: Duration = Duration::from_secs(9);
-
+/// How the aggregator is tuned. The defaults are `likes_aws::env::Tuning`'s: 128 posts written
+/// at once (measured by `make bench`: with 5 ms per write, a batch of 1,000 records over ~700
+/// posts takes ~46 sequential rounds at 16, ~6 at 128; DynamoDB and one execution environment
+/// take that concurrency easily), and 9 s as the time a post needs at worst (the SDK's
+/// operation timeout, 8 s, plus a margin): no post is started with less than that left before
+/// the invocation's deadline.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
     pub concurrency: usize,
@@ -86,25 +95,15 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Self {
-            concurrency: DEFAULT_CONCURRENCY,
-            post_budget: DEFAULT_POST_BUDGET,
-        }
+        Self::from(Tuning::default())
     }
 }
 
-impl Settings {
-    /// `LIKES_AGGREGATOR_CONCURRENCY`, `LIKES_AGGREGATOR_POST_BUDGET_MS`, else the defaults.
-    pub fn from_env() -> Self {
-        let var = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
-        let d = Self::default();
+impl From<Tuning> for Settings {
+    fn from(t: Tuning) -> Self {
         Self {
-            concurrency: var("LIKES_AGGREGATOR_CONCURRENCY")
-                .map(|n| n.max(1) as usize)
-                .unwrap_or(d.concurrency),
-            post_budget: var("LIKES_AGGREGATOR_POST_BUDGET_MS")
-                .map(Duration::from_millis)
-                .unwrap_or(d.post_budget),
+            concurrency: t.aggregator_concurrency.max(1),
+            post_budget: t.aggregator_post_budget,
         }
     }
 }
@@ -122,11 +121,13 @@ pub struct Aggregator<C> {
     pub totals: Totals,
 }
 
-impl<C: CountsStore> Aggregator<C> {
+impl<C: CountsLedger> Aggregator<C> {
     pub fn new(counts: C) -> Self {
         Self::with_settings(counts, Settings::default())
     }
 
+    /// For tests: the default settings but `concurrency`.
+    #[cfg(feature = "testing")]
     pub fn with_concurrency(counts: C, concurrency: usize) -> Self {
         Self::with_settings(
             counts,
@@ -145,6 +146,8 @@ impl<C: CountsStore> Aggregator<C> {
         }
     }
 
+    /// For tests: the store, to look at or to fault.
+    #[cfg(feature = "testing")]
     pub fn store(&self) -> &C {
         &self.counts
     }
@@ -155,13 +158,13 @@ impl<C: CountsStore> Aggregator<C> {
         text: &str,
         deadline: Option<Instant>,
     ) -> Result<BatchReport, sonic_rs::Error> {
-        let event: StreamEvent = batch::decode(text)?;
+        let event: StreamEvent = decode::decode(text)?;
         Ok(self.process(&event, deadline).await)
     }
 
     /// The Lambda handler's body: never fails as a whole; failures are reported per record.
     pub async fn process(&self, event: &StreamEvent<'_>, deadline: Option<Instant>) -> BatchReport {
-        let parsed = batch::parse(event);
+        let parsed = group::parse(event);
         let mut report = BatchReport {
             records: parsed.records(),
             ignored: parsed.ignored,

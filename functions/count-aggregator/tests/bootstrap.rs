@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use fake_runtime::{FakeRuntime, Function, Outcome};
-use likes_core::{CountsStore, PostId};
-use likes_integration_tests::Tables;
+use likes_core::{CountsRead, PostId};
+use likes_harness::Tables;
 use serde_json::Value;
 
 fn binary() -> PathBuf {
@@ -26,7 +26,7 @@ async fn the_bootstrap_binary_aggregates_a_stream_batch() {
     let f = Function::spawn(&binary(), &rt, t.lambda_env()).expect("the binary starts");
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../infra/events/stream-batch.json"
+        "/../../events/stream-batch.json"
     );
     let event: Value =
         serde_json::from_str(&std::fs::read_to_string(path).expect("sample")).expect("JSON");

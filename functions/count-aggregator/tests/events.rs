@@ -1,7 +1,7 @@
-//! Every `CountAggregatorFunction` event in `infra/events` (the DynamoDB stream batches
+//! Every `CountAggregatorFunction` event in `events` (the DynamoDB stream batches
 //! `sam local invoke -e` runs), played through the real `count-aggregator` binary against a
 //! loopback Lambda Runtime API and the emulator, and checked against what
-//! `infra/events/expected.json` says: the partial batch response, the resulting count of each
+//! `events/expected.json` says: the partial batch response, the resulting count of each
 //! post, Counts rows where listed, and the invocation's embedded metrics.
 //!
 //! Each event is played against empty tables, after the files its entry lists in `after`.
@@ -16,12 +16,10 @@ use std::time::Duration;
 use aws_lambda_events::dynamodb::Event;
 use fake_runtime::{FakeRuntime, Function, Outcome};
 use likes_core::bucket::split_key;
-use likes_core::{bucket_of, CountsStore, PostBucket, PostId, SeqNo, UserId};
-use likes_integration_tests::calls::{assert_role_allows, Daemon, SAMPLED};
-use likes_integration_tests::events::{
-    assert_no_problems, entries_for, file_of, manifest, read_json,
-};
-use likes_integration_tests::Tables;
+use likes_core::{bucket_of, CountsLedger, CountsRead, PostBucket, PostId, SeqNo, UserId};
+use likes_harness::calls::{assert_role_allows, Daemon, SAMPLED};
+use likes_harness::events::{assert_no_problems, entries_for, file_of, manifest, read_json};
+use likes_harness::Tables;
 use serde_dynamo::AttributeValue;
 use serde_json::Value;
 
@@ -150,8 +148,8 @@ fn every_stream_event_file_is_in_the_manifest() {
         .iter()
         .map(|e| file_of(e).to_owned())
         .collect();
-    let on_disk: BTreeSet<String> = std::fs::read_dir(likes_integration_tests::events::dir())
-        .expect("infra/events")
+    let on_disk: BTreeSet<String> = std::fs::read_dir(likes_harness::events::dir())
+        .expect("events")
         .filter_map(|d| d.ok()?.file_name().into_string().ok())
         .filter(|n| n.ends_with(".json") && n != "expected.json")
         .filter(|n| read_json(n)["Records"][0]["eventSource"] == "aws:dynamodb")

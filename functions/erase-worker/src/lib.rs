@@ -13,17 +13,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
-use likes_core::erase::{erase_user, Sweep};
-use likes_core::erase_queue::{EraseJob, EraseQueue};
+use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use likes_core::erase::{erase_user, EraseStore, Sweep};
+use likes_core::erase_job::{EraseJob, EraseQueue};
 use tokio::time::Instant;
 
 /// Time kept back from the invocation's deadline to answer before Lambda stops the function.
 pub const DEADLINE_MARGIN: Duration = Duration::from_secs(5);
 
-pub struct Worker {
-    pub client: aws_sdk_dynamodb::Client,
-    pub likes_table: String,
+pub struct Worker<S> {
+    /// The Likes table (`likes_aws::DynamoLikes` on Lambda).
+    pub likes: S,
     /// The index lags the table: a job ends after this many empty sweeps, `pause` apart.
     pub empty_sweeps: u32,
     pub pause: Duration,
@@ -41,7 +41,7 @@ pub enum Outcome {
     Retry(String),
 }
 
-impl Worker {
+impl<S: EraseStore> Worker<S> {
     pub async fn run_job(&self, body: &str, deadline: Option<Instant>) -> Outcome {
         let job: EraseJob = match serde_json::from_str(body) {
             Ok(j) => j,
@@ -57,7 +57,7 @@ impl Worker {
             pause: self.pause,
             before: Some(&job.requested_at),
         };
-        let erase = erase_user(&self.client, &self.likes_table, &job.user_id, &sweep);
+        let erase = erase_user(&self.likes, &job.user_id, &sweep);
         let done = match deadline {
             Some(d) => match tokio::time::timeout_at(d - DEADLINE_MARGIN, erase).await {
                 Ok(done) => done,
@@ -108,14 +108,4 @@ impl Worker {
         }
         response
     }
-}
-
-/// A message as Lambda's SQS event carries it (for the local poller and tests).
-pub fn message(id: &str, receipt: &str, body: &str) -> SqsMessage {
-    let mut m = SqsMessage::default();
-    m.message_id = Some(id.to_owned());
-    m.receipt_handle = Some(receipt.to_owned());
-    m.body = Some(body.to_owned());
-    m.event_source = Some("aws:sqs".to_owned());
-    m
 }

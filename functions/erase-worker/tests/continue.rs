@@ -6,12 +6,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use erase_worker::{Outcome, Worker, DEADLINE_MARGIN};
-use likes_core::erase_queue::{EraseJob, EraseQueue, Submitted};
-use likes_core::schema::likes::{LIKED_AT, PK, POST_ID, SK};
-use likes_core::{PostBucket, PostId, UserId};
-use likes_integration_tests::Tables;
+use likes_aws::DynamoLikes;
+use likes_core::erase_job::{EraseJob, EraseQueue, Submitted};
+use likes_core::{PostId, UserId};
+use likes_harness::Tables;
 use tokio::time::Instant;
 
 #[derive(Default)]
@@ -33,27 +32,14 @@ const LIKES: usize = 600;
 async fn seed(t: &Tables, user: &UserId) {
     for i in 0..LIKES {
         let post = PostId::parse(&format!("post-{i:04}")).expect("an id");
-        let row = PostBucket::for_like(&post, user);
-        t.client
-            .put_item()
-            .table_name(&t.likes_table)
-            .item(PK, AttributeValue::S(row.to_string()))
-            .item(SK, AttributeValue::S(user.to_string()))
-            .item(POST_ID, AttributeValue::S(post.to_string()))
-            .item(
-                LIKED_AT,
-                AttributeValue::S(format!("2026-11-30T18:00:{:02}.000Z", i % 60)),
-            )
-            .send()
-            .await
-            .expect("seed a like");
+        let at = format!("2026-11-30T18:00:{:02}.000Z", i % 60);
+        t.put_like(&post, user, &at).await;
     }
 }
 
-fn worker(t: &Tables, queue: &Arc<Recorded>) -> Worker {
+fn worker(t: &Tables, queue: &Arc<Recorded>) -> Worker<DynamoLikes> {
     Worker {
-        client: t.client.clone(),
-        likes_table: t.likes_table.clone(),
+        likes: t.likes(),
         empty_sweeps: 1,
         pause: Duration::from_millis(50),
         requeue: Some(Arc::clone(queue) as Arc<dyn EraseQueue>),

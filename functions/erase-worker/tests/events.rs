@@ -1,7 +1,7 @@
-//! Every `EraseWorkerFunction` event in `infra/events` (the SQS batches `sam local invoke -e`
+//! Every `EraseWorkerFunction` event in `events` (the SQS batches `sam local invoke -e`
 //! runs), played through the real `erase-worker` binary against a loopback Lambda Runtime API
 //! and the emulator, each against fresh tables holding the manifest's seed likes, and checked
-//! against `infra/events/expected.json`: the partial batch response, the posts the job's user
+//! against `events/expected.json`: the partial batch response, the posts the job's user
 //! still likes, and every other user's likes untouched.
 //!
 //! `LIKES_ERASE_BIN=target/release/erase-worker` runs it against a release build.
@@ -11,14 +11,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use aws_lambda_events::event::sqs::SqsEvent;
-use erase_worker::message;
 use fake_runtime::{FakeRuntime, Function, Outcome};
-use likes_core::erase_queue::EraseJob;
-use likes_integration_tests::calls::{assert_role_allows, Daemon, SAMPLED};
-use likes_integration_tests::events::{
+use likes_core::erase_job::EraseJob;
+use likes_harness::calls::{assert_role_allows, Daemon, SAMPLED};
+use likes_harness::events::{
     assert_no_problems, check_match, entries_for, file_of, manifest, read_json, seed,
 };
-use likes_integration_tests::Tables;
+use likes_harness::Tables;
+use likes_sim::sqs::message;
 use serde_json::Value;
 
 const FUNCTION: &str = "EraseWorkerFunction";

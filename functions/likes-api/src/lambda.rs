@@ -11,13 +11,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use aws_lambda_events::apigw::ApiGatewayV2httpResponse;
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Body, Context, RequestExt, Response};
-use likes_core::{CountsStore, LikesStore};
+use likes_core::{CountsRead, LikesStore};
 
 use crate::error::ApiError;
 use crate::{error_response, App};
 
 /// Handles one invocation. Never fails: every outcome is a response.
-pub async fn invoke<L: LikesStore, C: CountsStore>(
+pub async fn invoke<L: LikesStore, C: CountsRead>(
     app: &App<L, C>,
     event: LambdaRequest,
     context: Context,

@@ -4,10 +4,10 @@
 //! driven by a constructed event in tests and by the local API Gateway stand-in. Each route is one
 //! method below; `routes` maps requests to them and `request` reads what they need.
 
-pub mod cache;
+pub mod count_cache;
 pub mod cursor;
 pub mod error;
-mod http_cache;
+mod etag;
 pub mod lambda;
 pub mod metrics;
 pub mod request;
@@ -18,12 +18,12 @@ use std::sync::Arc;
 
 use http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
-use likes_core::erase_queue::{EraseJob, EraseQueue};
+use likes_core::erase_job::{EraseJob, EraseQueue};
 use likes_core::time::now_ts;
-use likes_core::{CountsStore, LikesStore, Page, PostId, StoreError, UserId};
+use likes_core::{CountsRead, LikesStore, Page, PostId, StoreError, UserId};
 use serde_json::{json, Value};
 
-pub use crate::cache::CountCache;
+pub use crate::count_cache::CountCache;
 pub use crate::error::ApiError;
 use crate::request::{
     caller, expect_no_body, limit, query_param, request_id, summary_ids, write_token,
@@ -39,6 +39,8 @@ pub struct App<L, C> {
     pub cache: CountCache,
     /// Where `DELETE /users/me/likes` sends its job; without one that route answers 501.
     pub erase: Option<Arc<dyn EraseQueue>>,
+    /// The function's name, the dimension of its metrics.
+    pub function_name: String,
 }
 
 pub fn json_response(status: u16, body: &Value) -> Response<Body> {
@@ -113,7 +115,7 @@ enum Reply {
 /// What every route answers on success: a 200 with a JSON body.
 type Answer = Result<Value, Failure>;
 
-impl<L: LikesStore, C: CountsStore> App<L, C> {
+impl<L: LikesStore, C: CountsRead> App<L, C> {
     pub fn new(likes: L, counts: C) -> Self {
         Self::with_cache(likes, counts, CountCache::default())
     }
@@ -124,6 +126,7 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
             counts,
             cache,
             erase: None,
+            function_name: "likes-api".to_owned(),
         }
     }
 
@@ -137,9 +140,7 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
         match self.dispatch(&req).await {
             Ok(Reply::Fresh(body)) => json_response(200, &body),
             Ok(Reply::Accepted(body)) => json_response(202, &body),
-            Ok(Reply::Cacheable(body, cache_control)) => {
-                http_cache::answer(&req, &body, cache_control)
-            }
+            Ok(Reply::Cacheable(body, cache_control)) => etag::answer(&req, &body, cache_control),
             Err(Failure::Api(err)) => error_response(&err),
             Err(Failure::Store(StoreError::Unavailable(detail))) => {
                 let request_id = request_id(&req);
@@ -154,7 +155,7 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
             Err(Failure::Store(StoreError::CollectionFull(detail))) => {
                 let request_id = request_id(&req);
                 tracing::error!(%request_id, %detail, "a bucket is full (10 GB); answering 507");
-                println!("{}", metrics::collection_full_line());
+                println!("{}", metrics::collection_full_line(&self.function_name));
                 error_response(&ApiError::post_full())
             }
             Err(Failure::Store(StoreError::KeyReused)) => error_response(&ApiError::key_reused()),
@@ -183,15 +184,12 @@ impl<L: LikesStore, C: CountsStore> App<L, C> {
             Route::GetLike(post) => self.get_like(&post, &me).await.map(fresh),
             // Counts are eventually consistent: a second-old answer is as good as a new one. A
             // summary holds the caller's own likes, so only the caller's cache may keep it.
-            Route::Count(post) => Ok(Reply::Cacheable(
-                self.count(&post).await?,
-                http_cache::COUNT,
-            )),
+            Route::Count(post) => Ok(Reply::Cacheable(self.count(&post).await?, etag::COUNT)),
             Route::MyLikes => self.my_likes(req, &me).await.map(fresh),
             Route::Likers(post) => self.likers(req, &post).await.map(fresh),
             Route::Summary => Ok(Reply::Cacheable(
                 self.summary(req, &me).await?,
-                http_cache::SUMMARY,
+                etag::SUMMARY,
             )),
             Route::EraseMine => self.erase_mine(req, &me).await.map(Reply::Accepted),
         }

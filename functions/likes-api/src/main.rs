@@ -7,29 +7,25 @@ use std::sync::Arc;
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
 use lambda_http::request::LambdaRequest;
 use likes_api::{App, CountCache};
-use likes_core::config::{
-    dynamo_client_for, init_lambda_tracing, sdk_loader, sqs_client_for, Config,
-};
-use likes_core::erase_queue::SqsEraseQueue;
-use likes_core::{DynamoCounts, DynamoLikes};
+use likes_aws::env::FunctionEnv;
+use likes_aws::sqs_erase_queue::SqsEraseQueue;
+use likes_aws::{lambda, sdk, DynamoCounts, DynamoLikes};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    init_lambda_tracing();
-    let config = Config::from_env()?;
+    lambda::init_tracing();
+    let env = FunctionEnv::from_env("likes-api")?;
     // One client per execution environment: its connection pool outlives invocations.
-    let sdk = sdk_loader().load().await;
-    let client = dynamo_client_for(&sdk);
+    let conf = sdk::loader().load().await;
+    let client = sdk::dynamo(&conf, env.xray);
     let mut app = App::with_cache(
-        DynamoLikes::new(client.clone(), config.likes_table),
-        DynamoCounts::new(client, config.counts_table),
-        CountCache::from_env(),
+        DynamoLikes::new(client.clone(), env.tables.likes),
+        DynamoCounts::new(client, env.tables.counts),
+        CountCache::new(env.tuning.count_cache),
     );
-    if let Some(url) = std::env::var("ERASE_QUEUE_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-    {
-        let queue = SqsEraseQueue::new(sqs_client_for(&sdk), url);
+    app.function_name = env.function_name;
+    if let Some(url) = env.erase_queue_url {
+        let queue = SqsEraseQueue::new(sdk::sqs(&conf, env.xray), url);
         app = app.with_erase_queue(Arc::new(queue));
     }
     let app = Arc::new(app);

@@ -4,9 +4,8 @@
 use serde_json::json;
 
 /// A like refused because one bucket of its post reached DynamoDB's 10 GB item-collection
-/// limit: alarmed in the template, since that post cannot take more likes in that bucket.
-pub fn collection_full_line() -> String {
-    let function = std::env::var("AWS_LAMBDA_FUNCTION_NAME").unwrap_or_else(|_| "likes-api".into());
+/// limit (the `ItemCollectionFull` metric): that post cannot take more likes in that bucket.
+pub fn collection_full_line(function: &str) -> String {
     json!({
         "_aws": {
             "Timestamp": chrono_now_ms(),

@@ -3,7 +3,7 @@
 
 use lambda_http::request::RequestContext;
 use lambda_http::{Request, RequestExt};
-use likes_core::token::BadKey;
+use likes_core::write_token::BadKey;
 use likes_core::{PostId, UserId, WriteToken};
 
 use crate::error::ApiError;

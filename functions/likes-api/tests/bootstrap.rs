@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use fake_runtime::{FakeRuntime, Function, Outcome};
-use likes_integration_tests::Tables;
+use likes_harness::Tables;
 use serde_json::Value;
 
 fn binary() -> PathBuf {
@@ -16,7 +16,7 @@ fn binary() -> PathBuf {
 }
 
 fn sample_event(method: &str, raw_path: &str, raw_query: &str) -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../infra/events/like.json");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../events/like.json");
     let mut event: Value =
         serde_json::from_str(&std::fs::read_to_string(path).expect("sample event")).expect("JSON");
     event["rawPath"] = raw_path.into();

@@ -1,7 +1,7 @@
-//! Every `LikesApiFunction` event in `infra/events` (the ones `sam local invoke -e` runs), played
+//! Every `LikesApiFunction` event in `events` (the ones `sam local invoke -e` runs), played
 //! through the real `likes-api` binary — its `main`, configuration from the environment, the
 //! Lambda runtime loop and response serialisation — against a loopback Lambda Runtime API and the
-//! emulator, and checked against the answer `infra/events/expected.json` gives for it.
+//! emulator, and checked against the answer `events/expected.json` gives for it.
 //!
 //! The events are played in manifest order against one pair of tables holding the manifest's
 //! `seed` (likes with fixed times, so that the cursor stored in an event file resumes where it
@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use aws_lambda_events::apigw::ApiGatewayV2httpRequest;
 use fake_runtime::{FakeRuntime, Function, Outcome};
-use likes_integration_tests::calls::{assert_role_allows, Daemon, SAMPLED};
-use likes_integration_tests::events::{
+use likes_harness::calls::{assert_role_allows, Daemon, SAMPLED};
+use likes_harness::events::{
     assert_no_problems, check_match, dir, entries, entries_for, file_of, manifest, read_json, seed,
     FUNCTIONS,
 };
-use likes_integration_tests::Tables;
+use likes_harness::Tables;
 use serde_json::Value;
 
 const FUNCTION: &str = "LikesApiFunction";
@@ -52,7 +52,7 @@ fn the_manifest_lists_every_event_file_once() {
         assert!(e["expect"].is_object(), "{file}: no expect");
     }
     let on_disk: BTreeSet<String> = std::fs::read_dir(dir())
-        .expect("infra/events")
+        .expect("events")
         .filter_map(|d| d.ok()?.file_name().into_string().ok())
         .filter(|n| n.ends_with(".json") && n != "expected.json")
         .collect();
@@ -143,8 +143,8 @@ async fn every_api_event_answers_as_the_manifest_says() {
     let seeded = seed(&t, &m).await;
     assert_eq!(t.like_pairs().await.len(), seeded);
     // The erase queue the template gives the function, on the emulator.
-    let endpoint = likes_integration_tests::endpoint();
-    let sqs = aws_sdk_sqs::Client::new(&likes_testkit::emulator::sdk_config(&endpoint).await);
+    let endpoint = likes_harness::endpoint();
+    let sqs = aws_sdk_sqs::Client::new(&likes_aws::sdk::emulator(&endpoint).await);
     let queue = sqs
         .create_queue()
         .queue_name(format!("erase-{}", uuid::Uuid::new_v4().simple()))

@@ -7,10 +7,10 @@ use std::collections::{HashMap, HashSet};
 use lambda_http::request::LambdaRequest;
 use likes_api::App;
 use likes_core::{
-    ApplyOutcome, BucketWrite, CountsStore, LikerPos, LikesStore, Page, PostBucket, PostCounts,
-    PostId, StoreError, UserId, UserLikePos, WriteToken,
+    CountsRead, LikerPos, LikesStore, Page, PostBucket, PostId, StoreError, UserId, UserLikePos,
+    WriteToken,
 };
-use likes_testkit::apigw::ApiEvent;
+use likes_sim::apigw::ApiEvent;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -78,42 +78,12 @@ impl LikesStore for FakeLikes {
 
 struct FakeCounts;
 
-impl CountsStore for FakeCounts {
-    async fn apply(
-        &self,
-        _: &PostId,
-        _: &[BucketWrite<'_>],
-        _: &str,
-    ) -> Result<ApplyOutcome, StoreError> {
-        Ok(ApplyOutcome::AlreadyApplied)
-    }
-    async fn read_post(&self, _: &PostId) -> Result<Option<PostCounts>, StoreError> {
-        Ok(None)
-    }
+impl CountsRead for FakeCounts {
     async fn post_count(&self, _: &PostId) -> Result<i64, StoreError> {
         Ok(-2)
     }
     async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
         Ok(posts.iter().map(|p| (p.clone(), -2)).collect())
-    }
-    async fn fence(
-        &self,
-        _: &PostId,
-        _: u8,
-        _: likes_core::FenceWrite<'_>,
-        _: likes_core::Seq<'_>,
-        _: i64,
-        _: &str,
-    ) -> Result<ApplyOutcome, StoreError> {
-        Ok(ApplyOutcome::AlreadyApplied)
-    }
-    async fn record_window(
-        &self,
-        _: &PostBucket,
-        _: &str,
-        _: &[likes_core::WindowEntry<'_>],
-    ) -> Result<(), StoreError> {
-        Ok(())
     }
 }
 

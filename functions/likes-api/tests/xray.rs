@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use fake_runtime::{FakeRuntime, Function, Outcome};
-use likes_integration_tests::calls::Daemon;
-use likes_integration_tests::Tables;
+use likes_harness::calls::Daemon;
+use likes_harness::Tables;
 use serde_json::Value;
 
 fn binary() -> PathBuf {
@@ -21,7 +21,7 @@ fn binary() -> PathBuf {
 }
 
 fn like_event() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../infra/events/like.json");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../events/like.json");
     serde_json::from_str(&std::fs::read_to_string(path).expect("like.json")).expect("json")
 }
 

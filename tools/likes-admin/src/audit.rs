@@ -4,12 +4,13 @@
 //! correction, which compares at a point of the stream past the audit's start. A quiet, correct
 //! post costs 16 small queries and one read; it is never reported.
 
+use likes_core::bucket::fnv1a64;
 use serde_json::{json, Value};
 
-use likes_core::{CountsStore, DynamoCounts, PostBucket, PostId, BUCKETS};
+use likes_core::{CountsAdmin, LikesAdmin, PostBucket, PostId, BUCKETS};
 
 use crate::recount::recount_post;
-use crate::{AdminError, Tables};
+use crate::{AdminError, Stores};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Drift {
@@ -40,24 +41,24 @@ impl PostAudit {
     }
 }
 
-pub async fn audit_post(t: &Tables, post: &PostId) -> Result<PostAudit, AdminError> {
-    let item = DynamoCounts::new(t.client.clone(), &t.counts)
-        .read_post(post)
-        .await?
-        .unwrap_or_default();
+pub async fn audit_post<L: LikesAdmin, C: CountsAdmin>(
+    s: &Stores<L, C>,
+    post: &PostId,
+) -> Result<PostAudit, AdminError> {
+    let item = s.counts.read_post(post).await?.unwrap_or_default();
     let mut differing = Vec::new();
     for b in 0..BUCKETS {
         let pb = PostBucket {
             post: post.clone(),
             bucket: b,
         };
-        if t.table_count(&pb).await? != item.buckets[usize::from(b)].count {
+        if s.likes.count_bucket(&pb).await? != item.buckets[usize::from(b)].count {
             differing.push(b);
         }
     }
     let mut drifts = Vec::new();
     if !differing.is_empty() {
-        for r in recount_post(t, post, &differing, false).await? {
+        for r in recount_post(s, post, &differing, false).await? {
             if r.drift() != 0 {
                 drifts.push(Drift {
                     bucket: r.bucket,
@@ -74,41 +75,23 @@ pub async fn audit_post(t: &Tables, post: &PostId) -> Result<PostAudit, AdminErr
     })
 }
 
-/// Every post with a Counts item (or a sample of `sample` of them).
-pub async fn all_posts(t: &Tables, sample: Option<usize>) -> Result<Vec<PostId>, AdminError> {
-    let mut posts = Vec::new();
-    let mut start = None;
-    loop {
-        let page = t
-            .client
-            .scan()
-            .table_name(&t.counts)
-            .projection_expression("#p")
-            .expression_attribute_names("#p", likes_core::schema::counts::PK)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(likes_core::store::error::classify_read)?;
-        for item in page.items() {
-            if let Some(Ok(p)) = item
-                .get(likes_core::schema::counts::PK)
-                .and_then(|v| v.as_s().ok())
-                .map(|p| PostId::parse(p))
-            {
-                posts.push(p);
-            }
-        }
-        match page.last_evaluated_key {
-            Some(k) if !k.is_empty() => start = Some(k),
-            _ => break,
-        }
-    }
+/// Every post with a Counts item (or a sample of `sample` of them, chosen by `seed`: the same
+/// seed picks the same posts).
+pub async fn all_posts<C: CountsAdmin>(
+    counts: &C,
+    sample: Option<usize>,
+    seed: u64,
+) -> Result<Vec<PostId>, AdminError> {
+    let mut posts: Vec<PostId> = counts
+        .counted_posts()
+        .await?
+        .iter()
+        .filter_map(|p| PostId::parse(p).ok())
+        .collect();
     if let Some(n) = sample.filter(|n| *n < posts.len()) {
-        // A seeded shuffle: a sample is reproducible from the run's seed.
-        let mut rng = likes_testkit::rng::SplitMix(chrono::Utc::now().timestamp() as u64);
-        for i in (1..posts.len()).rev() {
-            posts.swap(i, rng.below(i as u64 + 1) as usize);
-        }
+        // A seeded hash of each id orders the posts at random, reproducibly.
+        let key = |p: &PostId| fnv1a64(format!("{seed}#{p}").as_bytes());
+        posts.sort_by_cached_key(key);
         posts.truncate(n);
     }
     Ok(posts)

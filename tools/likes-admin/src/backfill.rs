@@ -9,13 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use futures::stream::{self, StreamExt};
-use likes_core::bucket::split_key;
-use likes_core::schema::likes::{PK, SK};
-use likes_core::store::error::classify_read;
-use likes_core::PostId;
+use likes_core::{CountsAdmin, LikesAdmin, PostId};
 
 use crate::recount::recount_post;
-use crate::{AdminError, Tables};
+use crate::{AdminError, Stores};
 
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct BackfillReport {
@@ -30,59 +27,20 @@ pub struct BackfillReport {
     pub seconds: f64,
 }
 
-async fn scan_segment(
-    t: &Tables,
-    segment: i32,
-    total: i32,
-    items: &AtomicU64,
-) -> Result<BTreeSet<String>, AdminError> {
-    let mut posts = BTreeSet::new();
-    let mut start = None;
-    loop {
-        let page = t
-            .client
-            .scan()
-            .table_name(&t.likes)
-            .segment(segment)
-            .total_segments(total)
-            .projection_expression("#pb, #u")
-            .expression_attribute_names("#pb", PK)
-            .expression_attribute_names("#u", SK)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(classify_read)?;
-        for item in page.items() {
-            let s = |k: &str| item.get(k).and_then(|v| v.as_s().ok());
-            if s(SK).is_some_and(|u| u.starts_with('~')) {
-                continue;
-            }
-            if let Some(Ok((post, _))) = s(PK).map(|pb| split_key(pb)) {
-                posts.insert(post.to_owned());
-                items.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        match page.last_evaluated_key {
-            Some(k) if !k.is_empty() => start = Some(k),
-            _ => return Ok(posts),
-        }
-    }
-}
-
 fn state_error(file: &std::path::Path, e: &std::io::Error) -> AdminError {
     AdminError::State(format!("the state file {}: {e}", file.display()))
 }
 
-pub async fn backfill(
-    t: &Tables,
-    segments: i32,
+pub async fn backfill<L: LikesAdmin, C: CountsAdmin>(
+    s: &Stores<L, C>,
+    segments: u32,
     state: Option<PathBuf>,
     concurrency: usize,
     progress: &(dyn Fn(&str, u64, u64) + Sync),
 ) -> Result<BackfillReport, AdminError> {
     let started = Instant::now();
     let items = AtomicU64::new(0);
-    let scans = (0..segments).map(|s| scan_segment(t, s, segments, &items));
+    let scans = (0..segments).map(|seg| s.likes.scan_posts(seg, segments, &items));
     let mut posts = BTreeSet::new();
     for found in futures::future::join_all(scans).await {
         posts.extend(found?);
@@ -111,7 +69,7 @@ pub async fn backfill(
     let (state, finished, corrected) = (&state, &finished, &corrected);
     let results: Vec<Result<(), AdminError>> = stream::iter(todo.iter())
         .map(|post| async move {
-            let r = recount_post(t, post, &[], true).await?;
+            let r = recount_post(s, post, &[], true).await?;
             corrected.fetch_add(
                 r.iter().filter(|b| b.corrected).count() as u64,
                 Ordering::Relaxed,

@@ -4,9 +4,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::{audit, backfill, recount, AdminError, Tables};
+use crate::{audit, backfill, recount, AdminError, Stores};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use likes_aws::dynamo::table_exists;
+use likes_aws::{sdk, DynamoCounts, DynamoLikes};
 use likes_core::erase::{erase_post, erase_user, Sweep};
 use likes_core::{PostId, UserId};
 use serde_json::{json, Value};
@@ -59,7 +61,7 @@ enum Cmd {
     /// Every count exact, for a table whose likes the stream never saw.
     Backfill {
         #[arg(long, default_value_t = 4)]
-        segments: i32,
+        segments: u32,
         /// Posts done are kept here; a rerun skips them.
         #[arg(long)]
         state: Option<PathBuf>,
@@ -72,7 +74,9 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-async fn tables(cli: &Cli) -> Result<Tables, AdminError> {
+type DynamoStores = Stores<DynamoLikes, DynamoCounts>;
+
+async fn stores(cli: &Cli) -> Result<DynamoStores, AdminError> {
     let name = |flag: &Option<String>, var: &str, what: &str| {
         flag.clone().or_else(|| env(var)).ok_or_else(|| {
             AdminError::Usage(format!(
@@ -84,22 +88,26 @@ async fn tables(cli: &Cli) -> Result<Tables, AdminError> {
     let likes = name(&cli.likes_table, "LIKES_TABLE_NAME", "Likes")?;
     let counts = name(&cli.counts_table, "COUNTS_TABLE_NAME", "Counts")?;
     // Locally as `make dev` runs it; against AWS with the SDK's default credentials and region.
-    let client = match cli
+    let conf = match cli
         .endpoint_url
         .clone()
         .or_else(|| env("LIKES_DYNAMODB_ENDPOINT"))
     {
-        Some(endpoint) => likes_testkit::emulator::dynamo_client(&endpoint).await,
-        None => aws_sdk_dynamodb::Client::new(&likes_core::config::sdk_loader().load().await),
+        Some(endpoint) => sdk::emulator(&endpoint).await,
+        None => sdk::loader().load().await,
     };
-    let t = Tables {
-        client,
-        likes,
-        counts,
+    let client = aws_sdk_dynamodb::Client::new(&conf);
+    // A typo must stop the tool before it writes anything.
+    for name in [&likes, &counts] {
+        if !table_exists(&client, name).await? {
+            return Err(AdminError::Usage(format!("no table named {name:?}")));
+        }
+    }
+    Ok(Stores {
+        likes: DynamoLikes::new(client.clone(), likes),
+        counts: DynamoCounts::new(client, counts),
         fence_wait: Duration::from_secs(cli.fence_wait_secs),
-    };
-    t.check().await?;
-    Ok(t)
+    })
 }
 
 fn bar(json: bool, what: &str) -> ProgressBar {
@@ -161,11 +169,11 @@ pub async fn run(cli: &Cli) -> Result<Report, AdminError> {
         }
         Cmd::Backfill { .. } => {}
     }
-    let t = tables(cli).await?;
+    let t = stores(cli).await?;
     match &cli.command {
         Cmd::Audit { posts, all, sample } => {
             let ids: Vec<PostId> = if *all {
-                audit::all_posts(&t, *sample).await?
+                audit::all_posts(&t.counts, *sample, chrono::Utc::now().timestamp() as u64).await?
             } else {
                 posts
                     .iter()
@@ -242,7 +250,7 @@ pub async fn run(cli: &Cli) -> Result<Report, AdminError> {
                 pause: Duration::from_secs(1),
                 before: None,
             };
-            let n = erase_user(&t.client, &t.likes, &user, &sweep).await?;
+            let n = erase_user(&t.likes, &user, &sweep).await?;
             b.finish_and_clear();
             Ok(Report::done(
                 format!("erased {n} likes of {user}"),
@@ -252,7 +260,7 @@ pub async fn run(cli: &Cli) -> Result<Report, AdminError> {
         Cmd::ErasePost { post } => {
             let post = post_id("POST", post)?;
             let b = bar(cli.json, "likes deleted");
-            let n = erase_post(&t.client, &t.likes, &post, &|n| b.set_position(n as u64)).await?;
+            let n = erase_post(&t.likes, &post, &|n| b.set_position(n as u64)).await?;
             b.finish_and_clear();
             Ok(Report::done(
                 format!("erased {n} likes of post {post}"),

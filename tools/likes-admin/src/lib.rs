@@ -1,22 +1,23 @@
-//! `likes-admin`: the day-2 operations on a likes deployment (or the local stack).
+//! `likes-admin`: the day-2 operations on a likes deployment (or the local stack), written
+//! against the stores' admin ports (`likes_core::store::admin`), so that they run on DynamoDB
+//! and on the in-memory stores alike.
 //!
 //! - [`audit`]: a post's count against its table, cheap first, exact where they differ;
 //! - [`recount`]: makes a post's count exact while its likes keep flowing (fences, see
-//!   `count_aggregator::recount`);
+//!   `count_aggregator::fences`), one job per post at a time ([`lease`]);
 //! - erase a person's or a post's likes (`likes_core::erase`);
-//! - [`backfill`]: every count exact, for a table whose likes the stream never saw.
+//! - [`backfill`]: every count exact, for a table whose likes the stream never saw;
+//! - [`cli`]: the command line.
 
 pub mod audit;
 pub mod backfill;
 pub mod cli;
-pub mod lock;
+pub mod lease;
 pub mod recount;
 
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{AttributeValue, Select};
-use aws_sdk_dynamodb::Client;
-use likes_core::{PostBucket, StoreError};
+use likes_core::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AdminError {
@@ -40,60 +41,12 @@ pub enum AdminError {
     LeaseLost { post: String, job: String },
 }
 
-/// The tables an operation works on.
+/// The stores an operation works on: the Likes table (`likes_core::LikesAdmin` and
+/// `likes_core::erase::EraseStore`) and the Counts table (`likes_core::CountsAdmin`).
 #[derive(Debug, Clone)]
-pub struct Tables {
-    pub client: Client,
-    pub likes: String,
-    pub counts: String,
+pub struct Stores<L, C> {
+    pub likes: L,
+    pub counts: C,
     /// How long to wait for the aggregator to reach a fence.
     pub fence_wait: Duration,
-}
-
-impl Tables {
-    /// Checks that both tables exist: a typo must stop the tool before it writes anything.
-    pub async fn check(&self) -> Result<(), AdminError> {
-        for name in [&self.likes, &self.counts] {
-            let out = self.client.describe_table().table_name(name).send().await;
-            if let Err(e) = out {
-                let missing = e
-                    .as_service_error()
-                    .is_some_and(|se| se.is_resource_not_found_exception());
-                return Err(if missing {
-                    AdminError::Usage(format!("no table named {name:?}"))
-                } else {
-                    AdminError::Store(likes_core::store::error::classify_read(e))
-                });
-            }
-        }
-        Ok(())
-    }
-
-    /// Like items in a bucket: a consistent `Select=COUNT`, control items (`~…`) excluded.
-    pub async fn table_count(&self, bucket: &PostBucket) -> Result<i64, AdminError> {
-        let mut n = 0i64;
-        let mut start = None;
-        loop {
-            let out = self
-                .client
-                .query()
-                .table_name(&self.likes)
-                .key_condition_expression("#pb = :pb AND #u < :tilde")
-                .expression_attribute_names("#pb", likes_core::schema::likes::PK)
-                .expression_attribute_names("#u", likes_core::schema::likes::SK)
-                .expression_attribute_values(":pb", AttributeValue::S(bucket.to_string()))
-                .expression_attribute_values(":tilde", AttributeValue::S("~".into()))
-                .select(Select::Count)
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(likes_core::store::error::classify_read)?;
-            n += i64::from(out.count);
-            match out.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => return Ok(n),
-            }
-        }
-    }
 }

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
-use likes_core::schema::{create_table, COUNTS, LIKES};
+use likes_aws::dynamo::schema::{create_table, COUNTS, LIKES};
 
 fn endpoint() -> String {
     std::env::var("LIKES_TEST_DYNAMODB_ENDPOINT")
@@ -48,7 +48,7 @@ fn admin(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_usage_and_input_exit_2_naming_the_problem_and_write_nothing() {
-    let client = likes_testkit::emulator::dynamo_client(&endpoint()).await;
+    let client = likes_aws::sdk::emulator_dynamo(&endpoint()).await;
     let suffix = uuid::Uuid::new_v4().simple().to_string();
     let (likes, counts) = (format!("likes-{suffix}"), format!("counts-{suffix}"));
     create_table(&client, &LIKES, &likes).await.expect("Likes");

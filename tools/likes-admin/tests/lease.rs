@@ -1,27 +1,22 @@
 //! The recount lease against the emulator (`make test`): one job per post; a job whose lease ran
-//! out can be taken over, and the job that was taken over can no longer renew it, release it
-//! or go on to its correction.
+//! out can be taken over, and the job that was taken over can no longer renew it or release it.
 
 use std::time::Duration;
 
-use likes_admin::{lock, AdminError, Tables};
-use likes_core::schema::{create_table, COUNTS};
+use likes_admin::{lease as lock, AdminError};
+use likes_aws::dynamo::schema::{create_table, COUNTS};
+use likes_aws::DynamoCounts;
 use likes_core::PostId;
 
-async fn tables() -> Tables {
+async fn tables() -> DynamoCounts {
     let endpoint = std::env::var("LIKES_TEST_DYNAMODB_ENDPOINT")
         .expect("LIKES_TEST_DYNAMODB_ENDPOINT: run with `make test`, which starts the emulator");
-    let client = likes_testkit::emulator::dynamo_client(&endpoint).await;
+    let client = likes_aws::sdk::emulator_dynamo(&endpoint).await;
     let counts = format!("counts-{}", uuid::Uuid::new_v4().simple());
     create_table(&client, &COUNTS, &counts)
         .await
         .expect("a Counts table");
-    Tables {
-        client,
-        likes: "unused".into(),
-        counts,
-        fence_wait: Duration::from_secs(1),
-    }
+    DynamoCounts::new(client, counts)
 }
 
 #[tokio::test]

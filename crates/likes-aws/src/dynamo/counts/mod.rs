@@ -1,0 +1,281 @@
+//! The Counts table: every DynamoDB expression that touches it lives in this module.
+//!
+//! **One item per post**, key `post_id` (S). For each bucket `b` (0..15) that has seen a
+//! record: `c<b>` (N, the bucket's partial count), `h<b>` (S, the highest stream sequence
+//! number applied to the bucket, as a 23-character [`SeqKey`]), `t<b>` (N, when that record was
+//! created, epoch seconds); and `updated_at` (S, RFC 3339). A post's count is the sum of its
+//! `c<b>`. With 16 buckets the item stays under 1 KB, one write unit per update, and a post's
+//! count is one GetItem, a feed's counts one BatchGetItem. While a recount runs, a bucket also
+//! has `w<b>`, `ej<b>`, `ec<b>` (`fences`); a recount's lease is an item of its own (`admin`).
+
+use std::collections::HashMap;
+
+mod admin;
+mod fences;
+
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
+use aws_sdk_dynamodb::Client;
+use likes_core::seq::SeqKey;
+use likes_core::{
+    ApplyOutcome, BucketCount, BucketWrite, CountsLedger, CountsRead, FenceWrite, PostBucket,
+    PostCounts, PostId, Seq, StoreError, WindowEntry, BUCKETS,
+};
+
+use super::calls::{self, BATCH_GET_MAX};
+use super::classify::{build, classify, classify_read};
+use super::schema::counts::{PK, UPDATED_AT};
+use super::{failed_condition, DynamoLikes};
+
+/// The attribute names of bucket `b`: count, mark, the mark's creation time.
+pub fn bucket_attrs(b: u8) -> (String, String, String) {
+    (format!("c{b}"), format!("h{b}"), format!("t{b}"))
+}
+
+/// A recount's attributes of bucket `b`: the open window's job; the job whose end was applied,
+/// and the count then.
+pub fn recount_attrs(b: u8) -> (String, String, String) {
+    (format!("w{b}"), format!("ej{b}"), format!("ec{b}"))
+}
+
+#[derive(Clone, Debug)]
+pub struct DynamoCounts {
+    client: Client,
+    table: String,
+    /// The Likes store, where the aggregator records recount windows (see `record_window`).
+    windows: Option<DynamoLikes>,
+}
+
+impl DynamoCounts {
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        Self {
+            client,
+            table: table.into(),
+            windows: None,
+        }
+    }
+
+    /// The aggregator's store: also records recount windows next to `likes`' items.
+    pub fn with_windows(mut self, likes: DynamoLikes) -> Self {
+        self.windows = Some(likes);
+        self
+    }
+
+    /// The post's item, read consistently (the aggregator's and the admin tool's reads) or
+    /// not (the API's).
+    async fn get_post(
+        &self,
+        post: &PostId,
+        consistent: bool,
+    ) -> Result<Option<PostCounts>, StoreError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(post_key(post)))
+            .consistent_read(consistent)
+            .send()
+            .await
+            .map_err(classify_read)?;
+        out.item.as_ref().map(post_counts_of).transpose()
+    }
+
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+}
+
+/// The key of a post's Counts item.
+fn post_key(post: &PostId) -> HashMap<String, AttributeValue> {
+    HashMap::from([(PK.to_owned(), AttributeValue::S(post.as_str().to_owned()))])
+}
+
+fn parse_n(name: &str, v: Option<&AttributeValue>) -> Result<Option<i64>, StoreError> {
+    match v {
+        None => Ok(None),
+        Some(AttributeValue::N(n)) => n
+            .parse()
+            .map(Some)
+            .map_err(|_| StoreError::Internal(format!("{name} {n:?} is not an integer"))),
+        Some(other) => Err(StoreError::Internal(format!(
+            "{name} has the wrong type: {other:?}"
+        ))),
+    }
+}
+
+fn post_counts_of(item: &HashMap<String, AttributeValue>) -> Result<PostCounts, StoreError> {
+    let mut out = PostCounts::default();
+    for b in 0..BUCKETS {
+        let (c, h, t) = bucket_attrs(b);
+        let hwm = match item.get(&h) {
+            None => None,
+            Some(AttributeValue::S(key)) => Some(
+                SeqKey::parse(key)
+                    .map_err(|e| StoreError::Internal(format!("{h}: {e}")))?
+                    .to_seq_no(),
+            ),
+            Some(other) => return Err(StoreError::Internal(format!("{h}: {other:?}"))),
+        };
+        let (w, ej, ec) = recount_attrs(b);
+        let s = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).cloned();
+        out.buckets[usize::from(b)] = BucketCount {
+            count: parse_n(&c, item.get(&c))?.unwrap_or(0),
+            hwm,
+            hwm_created: parse_n(&t, item.get(&t))?,
+            window: s(&w),
+            ended: s(&ej).zip(parse_n(&ec, item.get(&ec))?),
+        };
+    }
+    out.updated_at = item.get(UPDATED_AT).and_then(|v| v.as_s().ok()).cloned();
+    Ok(out)
+}
+
+/// `ADD c<b> :d<b> SET h<b> = :l<b>, t<b> = :t<b>, updated_at = :now IF (attribute_not_exists(h<b>)
+/// OR h<b> < :f<b>) AND …` over the written buckets only: a batch of one shard never touches
+/// another shard's buckets, so concurrent updates of one post's item cannot undo each other.
+fn update_expression(
+    mut req: UpdateItemFluentBuilder,
+    writes: &[BucketWrite<'_>],
+    now: &str,
+) -> UpdateItemFluentBuilder {
+    let mut adds = Vec::with_capacity(writes.len());
+    let mut sets = Vec::with_capacity(2 * writes.len() + 1);
+    let mut conds = Vec::with_capacity(writes.len());
+    for w in writes {
+        let b = w.bucket;
+        let (c, h, t) = bucket_attrs(b);
+        adds.push(format!("#{c} :d{b}"));
+        sets.push(format!("#{h} = :l{b}"));
+        sets.push(format!("#{t} = :t{b}"));
+        let (win, _, _) = recount_attrs(b);
+        match w.window {
+            None => conds.push(format!(
+                "(attribute_not_exists(#{h}) OR #{h} < :f{b}) AND attribute_not_exists(#{win})"
+            )),
+            Some(job) => {
+                conds.push(format!(
+                    "(attribute_not_exists(#{h}) OR #{h} < :f{b}) AND #{win} = :w{b}"
+                ));
+                req = req.expression_attribute_values(
+                    format!(":w{b}"),
+                    AttributeValue::S(job.to_owned()),
+                );
+            }
+        }
+        req = req.expression_attribute_names(format!("#{win}"), win);
+        req = req
+            .expression_attribute_names(format!("#{c}"), c)
+            .expression_attribute_names(format!("#{h}"), h)
+            .expression_attribute_names(format!("#{t}"), t)
+            .expression_attribute_values(format!(":d{b}"), AttributeValue::N(w.delta.to_string()))
+            .expression_attribute_values(
+                format!(":l{b}"),
+                AttributeValue::S(w.last.key().as_str().to_owned()),
+            )
+            .expression_attribute_values(
+                format!(":f{b}"),
+                AttributeValue::S(w.first.key().as_str().to_owned()),
+            )
+            .expression_attribute_values(
+                format!(":t{b}"),
+                AttributeValue::N(w.last_created.to_string()),
+            );
+    }
+    sets.push("#u = :now".to_owned());
+    req.update_expression(format!("ADD {} SET {}", adds.join(", "), sets.join(", ")))
+        .condition_expression(conds.join(" AND "))
+        .expression_attribute_names("#u", UPDATED_AT)
+        .expression_attribute_values(":now", AttributeValue::S(now.to_owned()))
+}
+
+impl CountsLedger for DynamoCounts {
+    async fn apply(
+        &self,
+        post: &PostId,
+        writes: &[BucketWrite<'_>],
+        now: &str,
+    ) -> Result<ApplyOutcome, StoreError> {
+        if writes.is_empty() {
+            return Ok(ApplyOutcome::Applied { counts: Vec::new() });
+        }
+        let req = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(post_key(post)))
+            .return_values(ReturnValue::UpdatedNew);
+        match update_expression(req, writes, now).send().await {
+            Ok(out) => {
+                let attrs = out.attributes.unwrap_or_default();
+                let mut counts = Vec::with_capacity(writes.len());
+                for w in writes {
+                    let (c, _, _) = bucket_attrs(w.bucket);
+                    counts.push((w.bucket, parse_n(&c, attrs.get(&c))?.unwrap_or(0)));
+                }
+                Ok(ApplyOutcome::Applied { counts })
+            }
+            Err(e) if failed_condition(&e) => Ok(ApplyOutcome::AlreadyApplied),
+            Err(e) => Err(classify(e)),
+        }
+    }
+
+    async fn read_post(&self, post: &PostId) -> Result<Option<PostCounts>, StoreError> {
+        self.get_post(post, true).await
+    }
+
+    async fn fence(
+        &self,
+        post: &PostId,
+        bucket: u8,
+        fence: FenceWrite<'_>,
+        seq: Seq<'_>,
+        created: i64,
+        now: &str,
+    ) -> Result<ApplyOutcome, StoreError> {
+        self.write_fence(post, bucket, fence, seq, created, now)
+            .await
+    }
+
+    async fn record_window(
+        &self,
+        bucket: &PostBucket,
+        job: &str,
+        entries: &[WindowEntry<'_>],
+    ) -> Result<(), StoreError> {
+        match &self.windows {
+            Some(likes) => likes.record_window(bucket, job, entries).await,
+            None => Err(StoreError::Internal(
+                "this Counts store was not given the Likes table to record recount windows in"
+                    .into(),
+            )),
+        }
+    }
+}
+
+impl CountsRead for DynamoCounts {
+    async fn post_count(&self, post: &PostId) -> Result<i64, StoreError> {
+        Ok(self.get_post(post, false).await?.map_or(0, |c| c.total()))
+    }
+
+    async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
+        let mut counts = HashMap::with_capacity(posts.len());
+        for chunk in posts.chunks(BATCH_GET_MAX) {
+            let mut keys = KeysAndAttributes::builder();
+            for post in chunk {
+                keys = keys.keys(post_key(post));
+            }
+            let found = calls::get_all(&self.client, &self.table, keys.build().map_err(build)?);
+            for item in found.await? {
+                let post = match item.get(PK) {
+                    Some(AttributeValue::S(p)) => PostId::parse(p)
+                        .map_err(|e| StoreError::Internal(format!("stored post_id: {e}")))?,
+                    other => {
+                        return Err(StoreError::Internal(format!("stored post_id: {other:?}")))
+                    }
+                };
+                counts.insert(post, post_counts_of(&item)?.total());
+            }
+        }
+        Ok(counts)
+    }
+}

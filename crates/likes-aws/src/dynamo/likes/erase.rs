@@ -1,0 +1,129 @@
+//! Erasing on the Likes table: a user's likes found through the `by_user` index, a bucket read
+//! page by page; conditional and batch deletes.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, WriteRequest};
+use likes_core::erase::EraseStore;
+use likes_core::{PostBucket, StoreError, UserId};
+
+use super::{attr_s, item_key, DynamoLikes};
+use crate::dynamo::calls;
+use crate::dynamo::classify::{build, classify, classify_read};
+use crate::dynamo::schema::likes::{BY_USER, LIKED_AT, PK, SK};
+use crate::dynamo::{failed_condition, s};
+
+impl DynamoLikes {
+    async fn delete_keys(
+        &self,
+        keys: impl IntoIterator<Item = HashMap<String, AttributeValue>>,
+    ) -> Result<(), StoreError> {
+        let mut requests = Vec::new();
+        for key in keys {
+            let delete = DeleteRequest::builder()
+                .set_key(Some(key))
+                .build()
+                .map_err(build)?;
+            requests.push(WriteRequest::builder().delete_request(delete).build());
+        }
+        calls::write_all(&self.client, &self.table, requests, 8).await
+    }
+}
+
+impl EraseStore for DynamoLikes {
+    /// DynamoDB's `LastEvaluatedKey`.
+    type Resume = HashMap<String, AttributeValue>;
+
+    async fn user_likes(
+        &self,
+        user: &UserId,
+        up_to: Option<&str>,
+        from: Option<Self::Resume>,
+    ) -> Result<(Vec<PostBucket>, Option<Self::Resume>), StoreError> {
+        let mut query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(BY_USER)
+            .expression_attribute_names("#u", SK)
+            .expression_attribute_values(":u", s(user.as_str()))
+            .set_exclusive_start_key(from);
+        query = match up_to {
+            Some(t) => query
+                .key_condition_expression("#u = :u AND #t <= :t")
+                .expression_attribute_names("#t", LIKED_AT)
+                .expression_attribute_values(":t", s(t)),
+            None => query.key_condition_expression("#u = :u"),
+        };
+        let out = query.send().await.map_err(classify_read)?;
+        let mut buckets = Vec::with_capacity(out.items().len());
+        for item in out.items() {
+            let pb = attr_s(item, PK)?;
+            buckets.push(
+                PostBucket::parse(&pb)
+                    .map_err(|e| StoreError::Internal(format!("stored key {pb:?}: {e}")))?,
+            );
+        }
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty());
+        Ok((buckets, next))
+    }
+
+    async fn delete_like_made_by(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        t: &str,
+    ) -> Result<bool, StoreError> {
+        let res = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(item_key(bucket, user.as_str())))
+            .condition_expression("#t <= :t")
+            .expression_attribute_names("#t", LIKED_AT)
+            .expression_attribute_values(":t", s(t))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            // Gone already, or made again after the request: not this erase's to delete.
+            Err(e) if failed_condition(&e) => Ok(false),
+            Err(e) => Err(classify(e)),
+        }
+    }
+
+    async fn delete_likes(
+        &self,
+        user: &UserId,
+        buckets: Vec<PostBucket>,
+    ) -> Result<(), StoreError> {
+        self.delete_keys(buckets.iter().map(|b| item_key(b, user.as_str())))
+            .await
+    }
+
+    async fn bucket_page(&self, bucket: &PostBucket) -> Result<Vec<String>, StoreError> {
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("#pb = :pb")
+            .expression_attribute_names("#pb", PK)
+            .expression_attribute_names("#sk", SK)
+            .expression_attribute_values(":pb", s(bucket.to_string()))
+            .projection_expression("#sk")
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify_read)?;
+        out.items().iter().map(|item| attr_s(item, SK)).collect()
+    }
+
+    async fn delete_items(
+        &self,
+        bucket: &PostBucket,
+        sort_keys: Vec<String>,
+    ) -> Result<(), StoreError> {
+        self.delete_keys(sort_keys.into_iter().map(|k| item_key(bucket, k)))
+            .await
+    }
+}

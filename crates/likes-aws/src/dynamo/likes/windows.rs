@@ -1,0 +1,52 @@
+//! Recount windows, as the aggregator records them (count-aggregator's invariant 9): one control
+//! item per user who changed inside a job's window, `likes_core::control::window_key`, next to
+//! the likes, so that the job reads its window with one Query.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
+use likes_core::control::window_key;
+use likes_core::{PostBucket, StoreError, WindowEntry};
+
+use super::{item_key, DynamoLikes};
+use crate::dynamo::calls;
+use crate::dynamo::classify::build;
+use crate::dynamo::s;
+use crate::dynamo::schema::likes::{EVENT, EXPIRES_AT, SEQ};
+
+/// Window entries outlive a job that died by this long before TTL removes them.
+const WINDOW_TTL_SECS: i64 = 2 * 24 * 3600;
+
+/// The event an entry records: the user's last change was a like (`I`) or an unlike (`R`).
+pub(super) const LIKED: &str = "I";
+const UNLIKED: &str = "R";
+
+impl DynamoLikes {
+    /// Writes `entries` of `job`'s window on the bucket (a redelivery rewrites the same ones).
+    pub async fn record_window(
+        &self,
+        bucket: &PostBucket,
+        job: &str,
+        entries: &[WindowEntry<'_>],
+    ) -> Result<(), StoreError> {
+        let expires = chrono::Utc::now().timestamp() + WINDOW_TTL_SECS;
+        let mut requests = Vec::with_capacity(entries.len());
+        for e in entries {
+            let mut item: HashMap<String, AttributeValue> =
+                item_key(bucket, window_key(job, e.user));
+            item.insert(SEQ.to_owned(), s(e.seq.key().as_str()));
+            item.insert(EVENT.to_owned(), s(if e.liked { LIKED } else { UNLIKED }));
+            item.insert(
+                EXPIRES_AT.to_owned(),
+                AttributeValue::N(expires.to_string()),
+            );
+            let put = PutRequest::builder()
+                .set_item(Some(item))
+                .build()
+                .map_err(build)?;
+            requests.push(WriteRequest::builder().put_request(put).build());
+        }
+        // Few rounds: this runs inside the aggregator's batch, against its deadline.
+        calls::write_all(&self.client, &self.table, requests, 5).await
+    }
+}

@@ -1,0 +1,326 @@
+//! Like and unlike: one request, one effect.
+//!
+//! Per (user, post) the like state is a register the requests flip. Each request must take
+//! effect at most once, at one instant between its arrival and its answer, and `changed: true`
+//! must be reported by exactly the requests that flipped it. The hard part is a failure whose
+//! outcome is unknown: the write may have been applied, and a later request (the same user on a
+//! second device) may have changed the like since. A blind retry could then apply this request
+//! a second time — re-create a like that was removed, or remove a like made after this unlike.
+//! So:
+//!
+//! - Failures that certainly did not take effect (a throttling answer, a refused connection)
+//!   are retried here, with the same token. The SDK's own retries are off for these writes:
+//!   it cannot tell the two kinds of failure apart.
+//! - A failure whose outcome is unknown is never retried. A like looks for its own token on the
+//!   item (a consistent read): found, it made the like. Otherwise, and for an unlike (which
+//!   leaves nothing to find), the answer is `OutcomeUnknown` — a 503 that says so — rather than
+//!   a guess.
+//! - A request the client names with an `Idempotency-Key` writes, in one transaction with its
+//!   effect, a marker item `~op#{user}#{token}` into the same partition. A retry with the same
+//!   key finds the marker and is answered `changed: true` without touching the like, however
+//!   the like changed in between; a marker's absence means the request has not taken effect.
+//!   Markers expire after a day (TTL attribute `expires_at`).
+//!
+//! No clock is involved in any decision. One bound is assumed and not enforced: a write whose
+//! answer was lost is applied by DynamoDB within the attempt's timeout (3 s) or not at all, so
+//! that an `OutcomeUnknown` request has settled by the time its 503 reaches the client.
+
+use std::time::Duration;
+
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+};
+
+use likes_core::control::marker_key;
+use likes_core::{PostBucket, PostId, StoreError, UserId, WriteToken};
+
+use super::{item_key, like_key, DynamoLikes};
+use crate::dynamo::calls::get_string;
+use crate::dynamo::classify::{build, classify};
+use crate::dynamo::s;
+use crate::dynamo::schema::likes::{EXPIRES_AT, LIKED_AT, OP, POST_ID, SK, TOKEN};
+
+/// Attempts at a write that failed without taking effect.
+const ATTEMPTS: u32 = 3;
+/// How long a request marker is kept: a client's retries of one request come within it.
+const MARKER_TTL_SECS: i64 = 24 * 3600;
+
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(25 << attempt.min(5))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Like,
+    Unlike,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Like => "like",
+            Op::Unlike => "unlike",
+        }
+    }
+}
+
+/// The SDK's retries, off for one call: this module decides what may be retried.
+fn no_sdk_retries() -> aws_sdk_dynamodb::config::Builder {
+    aws_sdk_dynamodb::config::Config::builder().retry_config(RetryConfig::disabled())
+}
+
+fn is_ccf(code: Option<&str>) -> bool {
+    code == Some("ConditionalCheckFailed")
+}
+
+impl DynamoLikes {
+    pub(super) async fn write_like(
+        &self,
+        post: &PostId,
+        user: &UserId,
+        liked_at: &str,
+        token: &WriteToken,
+    ) -> Result<bool, StoreError> {
+        if token.is_keyed() {
+            return self.keyed(Op::Like, post, user, liked_at, token).await;
+        }
+        let mut attempt = 1;
+        loop {
+            match self.put_like(post, user, liked_at, token).await {
+                Err(StoreError::Unavailable(_)) if attempt < ATTEMPTS => {
+                    tokio::time::sleep(backoff(attempt)).await;
+                    attempt += 1;
+                }
+                Err(StoreError::OutcomeUnknown(detail)) => {
+                    // Not retried (see the module docs). Our token on the item proves the write
+                    // landed; anything else leaves the outcome open.
+                    return match self.stored_token(post, user).await {
+                        Ok(Some(t)) if t == token.as_str() => Ok(true),
+                        _ => Err(StoreError::OutcomeUnknown(detail)),
+                    };
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn put_like(
+        &self,
+        post: &PostId,
+        user: &UserId,
+        liked_at: &str,
+        token: &WriteToken,
+    ) -> Result<bool, StoreError> {
+        let res = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(like_key(post, user)))
+            .item(POST_ID, s(post.as_str()))
+            .item(LIKED_AT, s(liked_at))
+            .item(TOKEN, s(token.as_str()))
+            // INSERT … ON CONFLICT DO NOTHING: checked atomically with the write.
+            .condition_expression("attribute_not_exists(#sk)")
+            .expression_attribute_names("#sk", SK)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .customize()
+            .config_override(no_sdk_retries())
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) => match e.as_service_error() {
+                // Already liked: by this request only if the item carries its token.
+                Some(PutItemError::ConditionalCheckFailedException(ccf)) => Ok(ccf
+                    .item()
+                    .and_then(|item| item.get(TOKEN))
+                    .and_then(|v| v.as_s().ok())
+                    .is_some_and(|t| t == token.as_str())),
+                _ => Err(classify(e)),
+            },
+        }
+    }
+
+    pub(super) async fn write_unlike(
+        &self,
+        post: &PostId,
+        user: &UserId,
+        token: &WriteToken,
+    ) -> Result<bool, StoreError> {
+        if token.is_keyed() {
+            return self.keyed(Op::Unlike, post, user, "", token).await;
+        }
+        let mut attempt = 1;
+        loop {
+            let res = self
+                .client
+                .delete_item()
+                .table_name(&self.table)
+                .set_key(Some(like_key(post, user)))
+                // Without the condition a delete of a missing item also succeeds, and the caller
+                // could not tell whether anything changed.
+                .condition_expression("attribute_exists(#sk)")
+                .expression_attribute_names("#sk", SK)
+                .customize()
+                .config_override(no_sdk_retries())
+                .send()
+                .await;
+            let err = match res {
+                Ok(_) => return Ok(true),
+                Err(e)
+                    if e.as_service_error()
+                        .is_some_and(|se| se.is_conditional_check_failed_exception()) =>
+                {
+                    return Ok(false)
+                }
+                Err(e) => classify(e),
+            };
+            match err {
+                StoreError::Unavailable(_) if attempt < ATTEMPTS => {
+                    tokio::time::sleep(backoff(attempt)).await;
+                    attempt += 1;
+                }
+                // An unknown outcome stays unknown: the removed like leaves no trace to check.
+                other => return Err(other),
+            }
+        }
+    }
+
+    /// A request the client named: its effect and its marker in one transaction.
+    async fn keyed(
+        &self,
+        op: Op,
+        post: &PostId,
+        user: &UserId,
+        liked_at: &str,
+        token: &WriteToken,
+    ) -> Result<bool, StoreError> {
+        let mut attempt = 1;
+        loop {
+            let err = match self.transact(op, post, user, liked_at, token).await {
+                Ok(changed) => return Ok(changed),
+                Err(e) => e,
+            };
+            match err {
+                StoreError::Unavailable(_) if attempt < ATTEMPTS => {
+                    tokio::time::sleep(backoff(attempt)).await;
+                    attempt += 1;
+                }
+                StoreError::OutcomeUnknown(detail) => {
+                    // The marker exists exactly when the transaction was applied.
+                    return match self.marker_op(post, user, token).await {
+                        Ok(Some(found)) if found == op.name() => Ok(true),
+                        Ok(Some(_)) => Err(StoreError::KeyReused),
+                        _ => Err(StoreError::OutcomeUnknown(detail)),
+                    };
+                }
+                other => return Err(other),
+            }
+        }
+    }
+
+    async fn transact(
+        &self,
+        op: Op,
+        post: &PostId,
+        user: &UserId,
+        liked_at: &str,
+        token: &WriteToken,
+    ) -> Result<bool, StoreError> {
+        let bucket = PostBucket::for_like(post, user);
+        let effect = match op {
+            Op::Like => TransactWriteItem::builder().put(
+                Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(like_key(post, user)))
+                    .item(POST_ID, s(post.as_str()))
+                    .item(LIKED_AT, s(liked_at))
+                    .item(TOKEN, s(token.as_str()))
+                    .condition_expression("attribute_not_exists(#sk)")
+                    .expression_attribute_names("#sk", SK)
+                    .build()
+                    .map_err(build)?,
+            ),
+            Op::Unlike => TransactWriteItem::builder().delete(
+                Delete::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(like_key(post, user)))
+                    .condition_expression("attribute_exists(#sk)")
+                    .expression_attribute_names("#sk", SK)
+                    .build()
+                    .map_err(build)?,
+            ),
+        };
+        let expires = chrono::Utc::now().timestamp() + MARKER_TTL_SECS;
+        let marker = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item_key(&bucket, marker_key(user, token))))
+            .item(OP, s(op.name()))
+            .item(EXPIRES_AT, AttributeValue::N(expires.to_string()))
+            .condition_expression("attribute_not_exists(#sk)")
+            .expression_attribute_names("#sk", SK)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(build)?;
+        let res = self
+            .client
+            .transact_write_items()
+            .transact_items(effect.build())
+            .transact_items(TransactWriteItem::builder().put(marker).build())
+            .customize()
+            .config_override(no_sdk_retries())
+            .send()
+            .await;
+        let err = match res {
+            Ok(_) => return Ok(true),
+            Err(e) => e,
+        };
+        let Some(TransactWriteItemsError::TransactionCanceledException(cancel)) =
+            err.as_service_error()
+        else {
+            return Err(classify(err));
+        };
+        let reasons = cancel.cancellation_reasons();
+        let code = |i: usize| reasons.get(i).and_then(|r| r.code());
+        if is_ccf(code(1)) {
+            // An earlier attempt of this request took effect: answer as it would have.
+            let found = reasons[1]
+                .item()
+                .and_then(|item| item.get(OP))
+                .and_then(|v| v.as_s().ok());
+            return match found {
+                Some(name) if name == op.name() => Ok(true),
+                _ => Err(StoreError::KeyReused),
+            };
+        }
+        if is_ccf(code(0)) {
+            return Ok(false);
+        }
+        // Cancelled for another reason (a conflicting transaction, throttling): nothing applied.
+        Err(StoreError::Unavailable(format!(
+            "transaction cancelled: {:?}",
+            reasons.iter().map(|r| r.code()).collect::<Vec<_>>()
+        )))
+    }
+
+    async fn marker_op(
+        &self,
+        post: &PostId,
+        user: &UserId,
+        token: &WriteToken,
+    ) -> Result<Option<String>, StoreError> {
+        let key = item_key(&PostBucket::for_like(post, user), marker_key(user, token));
+        get_string(&self.client, &self.table, key, OP).await
+    }
+
+    async fn stored_token(
+        &self,
+        post: &PostId,
+        user: &UserId,
+    ) -> Result<Option<String>, StoreError> {
+        get_string(&self.client, &self.table, like_key(post, user), TOKEN).await
+    }
+}

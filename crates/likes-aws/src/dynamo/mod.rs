@@ -1,0 +1,46 @@
+//! The DynamoDB stores. One module per table holds every expression on that table:
+//! [`likes`] (likes, and the control items in their partitions) and [`counts`] (one item per
+//! post, and recount leases). [`schema`] names the tables' attributes and creates them for
+//! tests and the local stack; [`calls`] carries batch calls and Query pages to their end;
+//! [`classify`] sorts SDK failures.
+
+pub mod calls;
+pub mod classify;
+pub mod counts;
+pub mod likes;
+pub mod schema;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+pub use counts::DynamoCounts;
+pub use likes::DynamoLikes;
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+/// Whether a failed request failed on its condition (the "no change" answer, not an error).
+fn failed_condition<E>(err: &aws_sdk_dynamodb::error::SdkError<E, calls::HttpResponse>) -> bool
+where
+    E: aws_sdk_dynamodb::error::ProvideErrorMetadata,
+{
+    err.as_service_error()
+        .is_some_and(|e| e.code() == Some("ConditionalCheckFailedException"))
+}
+
+/// Whether a table of that name exists (a typo must stop a tool before it writes anything).
+pub async fn table_exists(
+    client: &aws_sdk_dynamodb::Client,
+    name: &str,
+) -> Result<bool, likes_core::StoreError> {
+    match client.describe_table().table_name(name).send().await {
+        Ok(_) => Ok(true),
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|se| se.is_resource_not_found_exception()) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(classify::classify_read(e)),
+    }
+}

@@ -1,0 +1,338 @@
+//! The two tables, as data.
+//!
+//! `template.yaml` deploys these tables; the local stack and the integration tests create them
+//! from the definitions below. `tests::template_matches_schema` fails when the two drift apart,
+//! so there is one schema with two spellings and a guard between them.
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
+    LocalSecondaryIndex, Projection, ProjectionType, ScalarAttributeType, StreamSpecification,
+    StreamViewType, TimeToLiveSpecification,
+};
+use aws_sdk_dynamodb::Client;
+
+use likes_core::StoreError;
+
+use super::classify::{build, classify};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttrType {
+    S,
+    N,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub hash: &'static str,
+    pub range: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Index {
+    pub name: &'static str,
+    pub key: Key,
+    /// Every index here projects keys only: the keys already carry everything its queries return.
+    pub projection: &'static str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableDef {
+    /// The CloudFormation logical id in `template.yaml`.
+    pub logical_id: &'static str,
+    pub attributes: &'static [(&'static str, AttrType)],
+    pub key: Key,
+    pub local_indexes: &'static [Index],
+    pub global_indexes: &'static [Index],
+    pub stream_view: Option<&'static str>,
+    /// The attribute DynamoDB's TTL expires items by, if any.
+    pub ttl_attribute: Option<&'static str>,
+}
+
+pub mod likes {
+    pub const PK: &str = "post_bucket";
+    pub const SK: &str = "user_id";
+    pub const POST_ID: &str = "post_id";
+    pub const LIKED_AT: &str = "liked_at";
+    /// The token of the request that wrote a like.
+    pub const TOKEN: &str = "tok";
+    /// Request markers: which operation a named request performed, and when the marker expires
+    /// (the table's TTL attribute).
+    pub const OP: &str = "op";
+    pub const EXPIRES_AT: &str = "expires_at";
+    /// Recount window entries (`likes_core::control::window_key`): the user's last change in
+    /// the window, as its sequence number (a `SeqKey`) and its event (`I` like, `R` unlike).
+    pub const SEQ: &str = "seq";
+    pub const EVENT: &str = "ev";
+    pub const BY_USER: &str = "by_user";
+    pub const BY_TIME: &str = "by_time";
+}
+
+pub mod counts {
+    /// One item per post; its per-bucket attributes are named in `dynamo::counts`.
+    pub const PK: &str = "post_id";
+    pub const UPDATED_AT: &str = "updated_at";
+    /// A recount lease's item (`likes_core::control::lease_key`): the job holding it, and until
+    /// when (epoch seconds).
+    pub const LEASE_JOB: &str = "job";
+    pub const LEASE_UNTIL: &str = "lease_until";
+}
+
+pub const LIKES: TableDef = TableDef {
+    logical_id: "LikesTable",
+    attributes: &[
+        (likes::PK, AttrType::S),
+        (likes::SK, AttrType::S),
+        (likes::LIKED_AT, AttrType::S),
+    ],
+    key: Key {
+        hash: likes::PK,
+        range: Some(likes::SK),
+    },
+    // The LSI is load-bearing beyond "who liked P, newest first": a table with an LSI never
+    // splits one item collection (one post_bucket) across partitions, so all stream records of
+    // one key stay in one shard, in order. The aggregator's high-water marks depend on that.
+    local_indexes: &[Index {
+        name: likes::BY_TIME,
+        key: Key {
+            hash: likes::PK,
+            range: Some(likes::LIKED_AT),
+        },
+        projection: "KEYS_ONLY",
+    }],
+    global_indexes: &[Index {
+        name: likes::BY_USER,
+        key: Key {
+            hash: likes::SK,
+            range: Some(likes::LIKED_AT),
+        },
+        projection: "KEYS_ONLY",
+    }],
+    // The keys carry the post, the bucket and the user: nothing else is needed to count.
+    stream_view: Some("KEYS_ONLY"),
+    // Request markers of named requests expire by themselves.
+    ttl_attribute: Some(likes::EXPIRES_AT),
+};
+
+pub const COUNTS: TableDef = TableDef {
+    logical_id: "CountsTable",
+    attributes: &[(counts::PK, AttrType::S)],
+    key: Key {
+        hash: counts::PK,
+        range: None,
+    },
+    local_indexes: &[],
+    global_indexes: &[],
+    stream_view: None,
+    ttl_attribute: None,
+};
+
+fn key_schema(key: &Key) -> Result<Vec<KeySchemaElement>, StoreError> {
+    let mut out = vec![KeySchemaElement::builder()
+        .attribute_name(key.hash)
+        .key_type(KeyType::Hash)
+        .build()
+        .map_err(build)?];
+    if let Some(range) = key.range {
+        out.push(
+            KeySchemaElement::builder()
+                .attribute_name(range)
+                .key_type(KeyType::Range)
+                .build()
+                .map_err(build)?,
+        );
+    }
+    Ok(out)
+}
+
+fn projection(p: &str) -> Projection {
+    Projection::builder()
+        .projection_type(ProjectionType::from(p))
+        .build()
+}
+
+/// Creates `def` under `name` (on-demand billing, as deployed). Used by the local stack and
+/// tests; production tables come from `template.yaml`.
+pub async fn create_table(client: &Client, def: &TableDef, name: &str) -> Result<(), StoreError> {
+    let mut req = client
+        .create_table()
+        .table_name(name)
+        .billing_mode(BillingMode::PayPerRequest)
+        .set_key_schema(Some(key_schema(&def.key)?));
+    for (attr, ty) in def.attributes {
+        let ty = match ty {
+            AttrType::S => ScalarAttributeType::S,
+            AttrType::N => ScalarAttributeType::N,
+        };
+        req = req.attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name(*attr)
+                .attribute_type(ty)
+                .build()
+                .map_err(build)?,
+        );
+    }
+    for idx in def.local_indexes {
+        req = req.local_secondary_indexes(
+            LocalSecondaryIndex::builder()
+                .index_name(idx.name)
+                .set_key_schema(Some(key_schema(&idx.key)?))
+                .projection(projection(idx.projection))
+                .build()
+                .map_err(build)?,
+        );
+    }
+    for idx in def.global_indexes {
+        req = req.global_secondary_indexes(
+            GlobalSecondaryIndex::builder()
+                .index_name(idx.name)
+                .set_key_schema(Some(key_schema(&idx.key)?))
+                .projection(projection(idx.projection))
+                .build()
+                .map_err(build)?,
+        );
+    }
+    if let Some(view) = def.stream_view {
+        req = req.stream_specification(
+            StreamSpecification::builder()
+                .stream_enabled(true)
+                .stream_view_type(StreamViewType::from(view))
+                .build()
+                .map_err(build)?,
+        );
+    }
+    req.send().await.map_err(classify)?;
+    if let Some(attr) = def.ttl_attribute {
+        client
+            .update_time_to_live()
+            .table_name(name)
+            .time_to_live_specification(
+                TimeToLiveSpecification::builder()
+                    .attribute_name(attr)
+                    .enabled(true)
+                    .build()
+                    .map_err(build)?,
+            )
+            .send()
+            .await
+            .map_err(classify)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_yaml::Value;
+
+    fn template() -> Value {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
+        let text = std::fs::read_to_string(path).expect("template.yaml is readable");
+        serde_yaml::from_str(&text).expect("template.yaml parses")
+    }
+
+    fn s(v: &Value) -> &str {
+        v.as_str()
+            .unwrap_or_else(|| panic!("expected a string, got {v:?}"))
+    }
+
+    fn key_of(schema: &Value) -> Key {
+        let mut hash = None;
+        let mut range = None;
+        for el in schema.as_sequence().expect("KeySchema is a list") {
+            let name: &'static str = Box::leak(s(&el["AttributeName"]).to_owned().into_boxed_str());
+            match s(&el["KeyType"]) {
+                "HASH" => hash = Some(name),
+                "RANGE" => range = Some(name),
+                other => panic!("unknown KeyType {other}"),
+            }
+        }
+        Key {
+            hash: hash.expect("a HASH key"),
+            range,
+        }
+    }
+
+    fn indexes(props: &Value, field: &str) -> Vec<(String, Key, String)> {
+        props[field]
+            .as_sequence()
+            .map(|seq| {
+                seq.iter()
+                    .map(|i| {
+                        (
+                            s(&i["IndexName"]).to_owned(),
+                            key_of(&i["KeySchema"]),
+                            s(&i["Projection"]["ProjectionType"]).to_owned(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn check(def: &TableDef) {
+        let t = template();
+        let res = &t["Resources"][def.logical_id];
+        assert_eq!(
+            s(&res["Type"]),
+            "AWS::DynamoDB::Table",
+            "{}",
+            def.logical_id
+        );
+        let props = &res["Properties"];
+        assert_eq!(s(&props["BillingMode"]), "PAY_PER_REQUEST");
+
+        let mut attrs: Vec<(String, String)> = props["AttributeDefinitions"]
+            .as_sequence()
+            .expect("AttributeDefinitions")
+            .iter()
+            .map(|a| {
+                (
+                    s(&a["AttributeName"]).to_owned(),
+                    s(&a["AttributeType"]).to_owned(),
+                )
+            })
+            .collect();
+        let mut want: Vec<(String, String)> = def
+            .attributes
+            .iter()
+            .map(|(n, t)| ((*n).to_owned(), format!("{t:?}")))
+            .collect();
+        attrs.sort();
+        want.sort();
+        assert_eq!(attrs, want, "{} attributes", def.logical_id);
+
+        assert_eq!(
+            key_of(&props["KeySchema"]),
+            def.key,
+            "{} key",
+            def.logical_id
+        );
+        let want_idx = |list: &[Index]| -> Vec<(String, Key, String)> {
+            list.iter()
+                .map(|i| (i.name.to_owned(), i.key, i.projection.to_owned()))
+                .collect()
+        };
+        assert_eq!(
+            indexes(props, "LocalSecondaryIndexes"),
+            want_idx(def.local_indexes)
+        );
+        assert_eq!(
+            indexes(props, "GlobalSecondaryIndexes"),
+            want_idx(def.global_indexes)
+        );
+        let view = props["StreamSpecification"]["StreamViewType"].as_str();
+        assert_eq!(view, def.stream_view, "{} stream", def.logical_id);
+        let ttl = &props["TimeToLiveSpecification"];
+        let ttl = ttl["Enabled"]
+            .as_bool()
+            .filter(|on| *on)
+            .and(ttl["AttributeName"].as_str());
+        assert_eq!(ttl, def.ttl_attribute, "{} TTL", def.logical_id);
+    }
+
+    #[test]
+    fn template_matches_schema() {
+        check(&LIKES);
+        check(&COUNTS);
+    }
+}

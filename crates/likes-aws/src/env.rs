@@ -1,0 +1,114 @@
+//! Every setting a function reads from its environment, read once, here. The template sets
+//! them (`template.yaml`, each function's `Environment`); `make dev` reads the tuning the same
+//! way. A function's `main` calls [`FunctionEnv::from_env`] and hands typed values on.
+
+use std::time::Duration;
+
+/// A setting that is missing or not what it must be.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvError {
+    #[error("environment variable {0} must be set")]
+    Missing(&'static str),
+    #[error("environment variable {name}={value:?} must be {what}")]
+    Invalid {
+        name: &'static str,
+        value: String,
+        what: &'static str,
+    },
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn number(name: &'static str) -> Result<Option<u64>, EnvError> {
+    var(name)
+        .map(|value| {
+            value.parse().map_err(|_| EnvError::Invalid {
+                name,
+                value,
+                what: "a whole number",
+            })
+        })
+        .transpose()
+}
+
+/// The tables every function works on.
+#[derive(Debug, Clone)]
+pub struct TableNames {
+    /// `LIKES_TABLE_NAME`.
+    pub likes: String,
+    /// `COUNTS_TABLE_NAME`.
+    pub counts: String,
+}
+
+/// How the API and the aggregator are tuned; the same variables on Lambda and in `make dev`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tuning {
+    /// `LIKES_COUNT_CACHE_MS` (default 1000; 0 turns the API's count cache off).
+    pub count_cache: Duration,
+    /// `LIKES_AGGREGATOR_CONCURRENCY` (default 128): posts the aggregator writes at once.
+    pub aggregator_concurrency: usize,
+    /// `LIKES_AGGREGATOR_POST_BUDGET_MS` (default 9000): time a post needs at worst; none
+    /// starts with less left before the invocation's deadline.
+    pub aggregator_post_budget: Duration,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Self {
+            count_cache: Duration::from_millis(1000),
+            aggregator_concurrency: 128,
+            aggregator_post_budget: Duration::from_secs(9),
+        }
+    }
+}
+
+impl Tuning {
+    pub fn from_env() -> Result<Self, EnvError> {
+        let d = Self::default();
+        Ok(Self {
+            count_cache: number("LIKES_COUNT_CACHE_MS")?
+                .map(Duration::from_millis)
+                .unwrap_or(d.count_cache),
+            aggregator_concurrency: number("LIKES_AGGREGATOR_CONCURRENCY")?
+                .map(|n| n.max(1) as usize)
+                .unwrap_or(d.aggregator_concurrency),
+            aggregator_post_budget: number("LIKES_AGGREGATOR_POST_BUDGET_MS")?
+                .map(Duration::from_millis)
+                .unwrap_or(d.aggregator_post_budget),
+        })
+    }
+}
+
+/// What a deployed function reads from its environment.
+#[derive(Debug, Clone)]
+pub struct FunctionEnv {
+    pub tables: TableNames,
+    /// `ERASE_QUEUE_URL`: where `DELETE /users/me/likes` sends its jobs (and the erase worker
+    /// sends a job it continues). Unset: the route answers 501.
+    pub erase_queue_url: Option<String>,
+    pub tuning: Tuning,
+    /// `LIKES_XRAY=1` (the template's `Tracing=Active`): report each AWS call to X-Ray.
+    pub xray: bool,
+    /// `AWS_LAMBDA_FUNCTION_NAME`, set by Lambda: the dimension of the function's metrics.
+    pub function_name: String,
+}
+
+impl FunctionEnv {
+    /// Reads every setting; `default_name` names the function where Lambda did not.
+    pub fn from_env(default_name: &str) -> Result<Self, EnvError> {
+        let required = |name: &'static str| var(name).ok_or(EnvError::Missing(name));
+        Ok(Self {
+            tables: TableNames {
+                likes: required("LIKES_TABLE_NAME")?,
+                counts: required("COUNTS_TABLE_NAME")?,
+            },
+            erase_queue_url: var("ERASE_QUEUE_URL"),
+            tuning: Tuning::from_env()?,
+            xray: var("LIKES_XRAY").as_deref() == Some("1"),
+            function_name: var("AWS_LAMBDA_FUNCTION_NAME")
+                .unwrap_or_else(|| default_name.to_owned()),
+        })
+    }
+}

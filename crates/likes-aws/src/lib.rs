@@ -1,0 +1,21 @@
+//! The likes service's AWS adapters: everything that talks to AWS, behind the ports of
+//! `likes-core`.
+//!
+//! Layout:
+//! - [`dynamo`]: the DynamoDB stores — one module per table, holding every expression on it
+//!   ([`dynamo::likes`], [`dynamo::counts`]) — the tables' schema, the batch and paging calls,
+//!   and the sorting of SDK failures;
+//! - [`sqs_erase_queue`]: the erase queue;
+//! - [`sdk`]: the SDK configuration and clients (AWS, or an emulator's endpoint);
+//! - [`env`]: every setting a function reads from its environment;
+//! - [`lambda`]: start-up (logs) and the invocation's deadline;
+//! - [`xray`]: a subsegment per AWS call when tracing is on.
+
+pub mod dynamo;
+pub mod env;
+pub mod lambda;
+pub mod sdk;
+pub mod sqs_erase_queue;
+pub mod xray;
+
+pub use dynamo::{DynamoCounts, DynamoLikes};

@@ -1,0 +1,39 @@
+//! The erase queue on SQS (the template's `EraseQueue`; locally, the emulator's).
+
+use likes_core::erase_job::{EraseJob, EraseQueue, Submitted};
+use likes_core::StoreError;
+
+pub struct SqsEraseQueue {
+    client: aws_sdk_sqs::Client,
+    queue_url: String,
+}
+
+impl SqsEraseQueue {
+    pub fn new(client: aws_sdk_sqs::Client, queue_url: impl Into<String>) -> Self {
+        Self {
+            client,
+            queue_url: queue_url.into(),
+        }
+    }
+}
+
+impl EraseQueue for SqsEraseQueue {
+    fn submit<'a>(&'a self, job: &'a EraseJob) -> Submitted<'a> {
+        Box::pin(async move {
+            let body =
+                serde_json::to_string(job).map_err(|e| StoreError::Internal(e.to_string()))?;
+            self.client
+                .send_message()
+                .queue_url(&self.queue_url)
+                .message_body(body)
+                .send()
+                .await
+                .map_err(|e| {
+                    // Not sent, or not known to be sent: the caller may ask again (erasing
+                    // twice is harmless), so both are "try again later".
+                    StoreError::Unavailable(aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
+                })?;
+            Ok(())
+        })
+    }
+}

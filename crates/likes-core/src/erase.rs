@@ -1,0 +1,162 @@
+//! Erasing likes: a person's (when they ask, or leave) and a deleted post's. Deletes go
+//! through the stream like any unlike, so the counts follow by themselves. Both are idempotent
+//! and resumable: run again, they delete what is left.
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+
+use crate::bucket::PostBucket;
+use crate::control::is_control;
+use crate::ids::{PostId, UserId};
+use crate::store::StoreError;
+
+/// What an erase needs of the Likes table.
+pub trait EraseStore: Send + Sync {
+    /// Where a listing of a user's likes resumes.
+    type Resume: Send;
+
+    /// One page of the user's likes, from the by-user index (eventually consistent): the
+    /// buckets holding them, and where the next page starts. With `up_to`, only likes made at
+    /// or before it.
+    fn user_likes(
+        &self,
+        user: &UserId,
+        up_to: Option<&str>,
+        from: Option<Self::Resume>,
+    ) -> impl Future<Output = Result<(Vec<PostBucket>, Option<Self::Resume>), StoreError>> + Send;
+
+    /// Deletes the user's like in the bucket if it was made at or before `t` (checked on the
+    /// item itself); whether it deleted one.
+    fn delete_like_made_by(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        t: &str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Deletes the user's likes in these buckets, whenever they were made.
+    fn delete_likes(
+        &self,
+        user: &UserId,
+        buckets: Vec<PostBucket>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The sort keys of one page of everything in the bucket, likes and control items, read
+    /// consistently.
+    fn bucket_page(
+        &self,
+        bucket: &PostBucket,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Deletes these items of the bucket.
+    fn delete_items(
+        &self,
+        bucket: &PostBucket,
+        sort_keys: Vec<String>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// How an erase proceeds: what it reports, and how long the index must stay empty.
+pub struct Sweep<'a> {
+    /// Called with the number of items deleted so far.
+    pub progress: &'a (dyn Fn(usize) + Sync),
+    /// The user's index is eventually consistent: an erase ends only after this many
+    /// consecutive sweeps found nothing, `pause` apart.
+    pub empty_sweeps: u32,
+    pub pause: Duration,
+    /// Only likes made at or before this time (`liked_at`, the index's sort key); all if none.
+    pub before: Option<&'a str>,
+}
+
+/// How many conditional deletes run at once.
+const DELETE_CONCURRENCY: usize = 16;
+
+/// Deletes the likes in `buckets` made at or before `t`; how many it deleted. The index can
+/// still show a like that was since unliked and made again after `t` (its entry lags the
+/// table): the condition, checked on the item itself, keeps such a like. `progress` hears the
+/// running total (`base` + these) after every delete, so that a caller stopped mid-page knows
+/// how far it got.
+async fn delete_made_before<S: EraseStore>(
+    store: &S,
+    user: &UserId,
+    buckets: Vec<PostBucket>,
+    t: &str,
+    base: usize,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<usize, StoreError> {
+    futures::stream::iter(buckets)
+        .map(|bucket| async move { store.delete_like_made_by(&bucket, user, t).await })
+        .buffer_unordered(DELETE_CONCURRENCY)
+        .try_fold(0, |n, deleted| async move {
+            let n = n + usize::from(deleted);
+            if deleted {
+                progress(base + n);
+            }
+            Ok(n)
+        })
+        .await
+}
+
+/// Deletes every like of `user`, found through the by-user index. Returns how many it deleted
+/// (without `before`, how many the index showed: a stale entry's delete is a no-op). The index
+/// lags the table, so it sweeps until the index stays empty.
+pub async fn erase_user<S: EraseStore>(
+    store: &S,
+    user: &UserId,
+    sweep: &Sweep<'_>,
+) -> Result<usize, StoreError> {
+    let mut deleted = 0;
+    let mut empty = 0;
+    while empty < sweep.empty_sweeps {
+        let mut found = 0;
+        let mut from = None;
+        loop {
+            let (buckets, next) = store.user_likes(user, sweep.before, from).await?;
+            found += buckets.len();
+            deleted += match sweep.before {
+                Some(t) => {
+                    delete_made_before(store, user, buckets, t, deleted, sweep.progress).await?
+                }
+                None => {
+                    let n = buckets.len();
+                    store.delete_likes(user, buckets).await?;
+                    n
+                }
+            };
+            (sweep.progress)(deleted);
+            match next {
+                Some(n) => from = Some(n),
+                None => break,
+            }
+        }
+        empty = if found == 0 { empty + 1 } else { 0 };
+        if empty < sweep.empty_sweeps {
+            tokio::time::sleep(sweep.pause).await;
+        }
+    }
+    Ok(deleted)
+}
+
+/// Deletes every item of `post`'s 16 buckets — its likes, and any control items (request
+/// markers, recount fences and windows). Returns how many likes it deleted.
+pub async fn erase_post<S: EraseStore>(
+    store: &S,
+    post: &PostId,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<usize, StoreError> {
+    let mut deleted = 0;
+    for bucket in PostBucket::all(post) {
+        loop {
+            let keys = store.bucket_page(&bucket).await?;
+            if keys.is_empty() {
+                break;
+            }
+            deleted += keys.iter().filter(|k| !is_control(k)).count();
+            store.delete_items(&bucket, keys).await?;
+            progress(deleted);
+        }
+    }
+    Ok(deleted)
+}

@@ -1,0 +1,35 @@
+//! The likes domain, free of the AWS SDK: identifiers, the bucket hash, stored keys and
+//! timestamps, stream sequence numbers, request tokens, the control items' keys, the store
+//! ports and the erase procedures. The adapters that talk to AWS are `likes-aws`; nothing here
+//! knows about HTTP, Lambda or DynamoDB's wire format.
+//!
+//! Layout:
+//! - [`ids`]: the id grammar (`PostId`, `UserId`);
+//! - [`bucket`]: the bucket hash (a persistent format) and the Likes partition key;
+//! - [`seq`]: stream sequence numbers, compared as numbers, and their stored form;
+//! - [`time`]: the `liked_at` format;
+//! - [`write_token`]: what identifies one like or unlike request (`Idempotency-Key`);
+//! - [`control`]: the keys of control items (request markers, recount fences, windows, leases);
+//! - [`store`]: the ports the handlers, the aggregator and the admin tool are written against,
+//!   the paging rules, and (feature `testing`) in-memory stores;
+//! - [`erase`], [`erase_job`]: erasing a person's or a post's likes, and the queued job.
+
+pub mod bucket;
+pub mod control;
+pub mod erase;
+pub mod erase_job;
+pub mod ids;
+pub mod seq;
+pub mod store;
+pub mod time;
+pub mod write_token;
+
+pub use bucket::{bucket_of, PostBucket, BUCKETS};
+pub use ids::{IdError, PostId, UserId};
+pub use seq::{Seq, SeqNo};
+pub use store::{
+    ApplyOutcome, BucketCount, BucketWrite, CountsAdmin, CountsLedger, CountsRead, FenceWrite,
+    Lease, LikerPos, LikesAdmin, LikesStore, Page, PostCounts, StoreError, UserLikePos,
+    WindowEntry,
+};
+pub use write_token::WriteToken;

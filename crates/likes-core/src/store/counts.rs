@@ -1,0 +1,189 @@
+//! The Counts side of the stores: what the API reads ([`CountsRead`]) apart from what the
+//! aggregator writes ([`CountsLedger`]), and the values they carry.
+
+use std::collections::HashMap;
+use std::future::Future;
+
+use crate::bucket::{PostBucket, BUCKETS};
+use crate::ids::PostId;
+use crate::seq::{Seq, SeqNo};
+
+use super::StoreError;
+
+/// One bucket's part of a post's counter update: the records of one `post_bucket` in a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BucketWrite<'a> {
+    pub bucket: u8,
+    /// Likes minus unlikes of the records.
+    pub delta: i64,
+    pub first: Seq<'a>,
+    pub last: Seq<'a>,
+    /// When the last record was created (stream `ApproximateCreationDateTime`, epoch seconds).
+    pub last_created: i64,
+    /// The recount window the records fall in, if any: the write then requires that window to
+    /// be the bucket's open one; without, it requires none to be open.
+    pub window: Option<&'a str>,
+}
+
+/// A recount's fence, applied to its bucket in stream order (`count_aggregator`'s fence docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FenceWrite<'a> {
+    /// Opens `job`'s window on the bucket (replacing one left open by an abandoned job).
+    Begin { job: &'a str },
+    /// Closes `job`'s window, noting the bucket's count at this point for the job; with
+    /// `closes` false (the window is not the job's) it only advances the mark.
+    End { job: &'a str, closes: bool },
+}
+
+/// A user's last change within a recount window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowEntry<'a> {
+    pub user: &'a str,
+    pub seq: Seq<'a>,
+    pub liked: bool,
+}
+
+/// Result of a guarded counter update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApplyOutcome {
+    /// Applied; the written buckets' counts are now these.
+    Applied { counts: Vec<(u8, i64)> },
+    /// Some bucket's high-water mark is at or past its `first`: some of the records were applied
+    /// by an earlier delivery. Nothing was written.
+    AlreadyApplied,
+}
+
+/// One bucket of a post's Counts item.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BucketCount {
+    pub count: i64,
+    /// The highest sequence number applied to the bucket.
+    pub hwm: Option<SeqNo>,
+    /// When the record at `hwm` was created (epoch seconds).
+    pub hwm_created: Option<i64>,
+    /// The recount job whose window is open on the bucket.
+    pub window: Option<String>,
+    /// The recount job whose end fence was applied, and the bucket's count at that point.
+    pub ended: Option<(String, i64)>,
+}
+
+/// A post's Counts item: its 16 buckets' partial counts and high-water marks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PostCounts {
+    pub buckets: [BucketCount; BUCKETS as usize],
+    pub updated_at: Option<String>,
+}
+
+impl PostCounts {
+    pub fn total(&self) -> i64 {
+        self.buckets
+            .iter()
+            .fold(0i64, |sum, b| sum.saturating_add(b.count))
+    }
+}
+
+/// The counts the API serves: eventually consistent reads.
+pub trait CountsRead: Send + Sync {
+    /// The post's count, eventually consistent.
+    fn post_count(&self, post: &PostId) -> impl Future<Output = Result<i64, StoreError>> + Send;
+
+    /// The counts of `posts` (at most 100, distinct), eventually consistent; a post without an
+    /// item is absent from the map (its count is 0).
+    fn post_counts(
+        &self,
+        posts: &[PostId],
+    ) -> impl Future<Output = Result<HashMap<PostId, i64>, StoreError>> + Send;
+}
+
+/// What the aggregator writes and reads to apply stream records exactly once
+/// (count-aggregator's invariants).
+pub trait CountsLedger: Send + Sync {
+    /// For each write: `ADD c<b> :delta SET h<b> = :last, t<b> = :created`, and `updated_at`,
+    /// `IF` every written bucket's mark is absent or below its `first` — atomically, one item.
+    fn apply(
+        &self,
+        post: &PostId,
+        writes: &[BucketWrite<'_>],
+        now: &str,
+    ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send;
+
+    /// The post's item, read with strong consistency (the aggregator's dedup depends on it).
+    fn read_post(
+        &self,
+        post: &PostId,
+    ) -> impl Future<Output = Result<Option<PostCounts>, StoreError>> + Send;
+
+    /// Applies a fence at `seq` (created `created`), `IF` the bucket's mark is below it.
+    fn fence(
+        &self,
+        post: &PostId,
+        bucket: u8,
+        fence: FenceWrite<'_>,
+        seq: Seq<'_>,
+        created: i64,
+        now: &str,
+    ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send;
+
+    /// Records who changed within `job`'s window on the bucket, before their changes are
+    /// counted (so that a redelivery rewrites the same entries).
+    fn record_window(
+        &self,
+        bucket: &PostBucket,
+        job: &str,
+        entries: &[WindowEntry<'_>],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// A shared borrow of a store is one too: the aggregator and the API can then work on the same
+/// store in a test, or one process.
+impl<T: CountsRead> CountsRead for &T {
+    fn post_count(&self, post: &PostId) -> impl Future<Output = Result<i64, StoreError>> + Send {
+        (**self).post_count(post)
+    }
+
+    fn post_counts(
+        &self,
+        posts: &[PostId],
+    ) -> impl Future<Output = Result<HashMap<PostId, i64>, StoreError>> + Send {
+        (**self).post_counts(posts)
+    }
+}
+
+impl<T: CountsLedger> CountsLedger for &T {
+    fn apply(
+        &self,
+        post: &PostId,
+        writes: &[BucketWrite<'_>],
+        now: &str,
+    ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send {
+        (**self).apply(post, writes, now)
+    }
+
+    fn read_post(
+        &self,
+        post: &PostId,
+    ) -> impl Future<Output = Result<Option<PostCounts>, StoreError>> + Send {
+        (**self).read_post(post)
+    }
+
+    fn fence(
+        &self,
+        post: &PostId,
+        bucket: u8,
+        fence: FenceWrite<'_>,
+        seq: Seq<'_>,
+        created: i64,
+        now: &str,
+    ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send {
+        (**self).fence(post, bucket, fence, seq, created, now)
+    }
+
+    fn record_window(
+        &self,
+        bucket: &PostBucket,
+        job: &str,
+        entries: &[WindowEntry<'_>],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        (**self).record_window(bucket, job, entries)
+    }
+}

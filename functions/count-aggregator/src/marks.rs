@@ -1,0 +1,140 @@
+//! What both ways of applying a post's records share: the write of a run of changes, the marks
+//! that drop what was applied already (invariant 3), the anomalies (invariant 8) and the report
+//! of a failure (invariant 5).
+
+use likes_core::{BucketWrite, PostCounts, Seq, StoreError};
+
+use crate::group::{Change, PostGroup};
+
+/// A bucket's mark can fail the condition again only if a writer outside this shard's single
+/// in-order consumer touches it; after this many rounds the post is reported as failed instead.
+pub(crate) const MAX_ROUNDS: usize = 4;
+
+/// Tolerance between the stream's creation times (whole seconds) when checking records dropped
+/// as already applied against the record at the mark.
+const SKEW_TOLERANCE_SECS: i64 = 2;
+
+/// What happened to one post's records.
+#[derive(Debug, Default)]
+pub struct PostResult {
+    pub duplicates: usize,
+    pub anomalies: usize,
+    /// The lowest sequence number not applied, as received, when the post failed.
+    pub failed_at: Option<String>,
+}
+
+impl PostResult {
+    pub(crate) fn unapplied(mut self, group: &PostGroup<'_>, pending: &[&[Change<'_>]]) -> Self {
+        let _ = group;
+        let lowest = pending
+            .iter()
+            .filter_map(|p| p.first().map(|c| c.seq))
+            .min();
+        self.failed_at = lowest.map(|s| s.raw().to_owned());
+        self
+    }
+
+    /// A group left unstarted (the invocation's deadline): all of it is unapplied.
+    pub fn not_started(group: &PostGroup<'_>) -> Self {
+        let pending: Vec<&[Change<'_>]> =
+            group.buckets.iter().map(|b| b.changes.as_slice()).collect();
+        PostResult::default().unapplied(group, &pending)
+    }
+}
+
+pub(crate) fn write_of<'a>(
+    bucket: u8,
+    pending: &[Change<'a>],
+    window: Option<&'a str>,
+) -> Option<BucketWrite<'a>> {
+    let (first, last) = (pending.first()?, pending.last()?);
+    Some(BucketWrite {
+        bucket,
+        delta: pending.iter().map(|c| c.delta).sum(),
+        first: first.seq,
+        last: last.seq,
+        last_created: last.created,
+        window,
+    })
+}
+
+pub(crate) fn note_negatives(result: &mut PostResult, group: &PostGroup<'_>, counts: &[(u8, i64)]) {
+    for (bucket, like_count) in counts.iter().copied().filter(|(_, c)| *c < 0) {
+        // Invariant 8.
+        result.anomalies += 1;
+        tracing::error!(
+            post_id = %group.post,
+            bucket,
+            like_count,
+            "count went negative: the Counts item drifted from the Likes table; recount this post"
+        );
+    }
+}
+
+/// Invariant 3: per bucket, the records at or below its mark are dropped as already applied.
+pub(crate) fn drop_applied<'a>(
+    result: &mut PostResult,
+    group: &PostGroup<'a>,
+    pending: &mut [&[Change<'a>]],
+    item: &PostCounts,
+) {
+    for (b, p) in group.buckets.iter().zip(pending.iter_mut()) {
+        let state = &item.buckets[usize::from(b.bucket)];
+        let Some(hwm) = state.hwm.as_ref() else {
+            continue;
+        };
+        let applied = p.partition_point(|c| c.seq <= hwm.as_seq());
+        let (dropped, rest) = p.split_at(applied);
+        result.duplicates += dropped.len();
+        result.anomalies += check_dropped(group, b.bucket, dropped, hwm.as_seq(), item);
+        *p = rest;
+    }
+}
+
+/// Invariant 8: a record dropped as "already applied" was created at or before the record at
+/// the bucket's mark, which sits later in the same shard. One created after it means the
+/// sequence-number assumption was breached and a like was silently lost: say so loudly. The
+/// mark's own creation time is compared, not when the item was last written, so that the check
+/// holds however far the aggregator lags.
+fn check_dropped(
+    group: &PostGroup<'_>,
+    bucket: u8,
+    dropped: &[Change<'_>],
+    hwm: Seq<'_>,
+    item: &PostCounts,
+) -> usize {
+    let Some(marked) = item.buckets[usize::from(bucket)].hwm_created else {
+        return 0;
+    };
+    let late = dropped
+        .iter()
+        .filter(|c| c.created > marked + SKEW_TOLERANCE_SECS)
+        .count();
+    if late > 0 {
+        tracing::error!(
+            post_id = %group.post,
+            bucket,
+            hwm = hwm.raw(),
+            late,
+            "records dropped as applied were created after the record at the bucket's mark; recount this post"
+        );
+    }
+    late
+}
+
+/// Invariant 5: report the lowest unapplied record; Lambda redelivers from it.
+pub(crate) fn fail(
+    result: PostResult,
+    group: &PostGroup<'_>,
+    pending: &[&[Change<'_>]],
+    err: StoreError,
+) -> PostResult {
+    let result = result.unapplied(group, pending);
+    tracing::warn!(
+        post_id = %group.post,
+        checkpoint = result.failed_at.as_deref().unwrap_or(""),
+        error = %err,
+        "post not applied; Lambda will redeliver from its first unapplied record"
+    );
+    result
+}

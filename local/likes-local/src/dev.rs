@@ -1,0 +1,181 @@
+//! `make dev`: the emulator, the tables, the local API Gateway and the local event source
+//! mapping, until Ctrl-C or SIGTERM.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use count_aggregator::{Aggregator, Settings as AggregatorSettings};
+use likes_aws::dynamo::schema::{COUNTS, LIKES};
+use likes_aws::sqs_erase_queue::SqsEraseQueue;
+use likes_aws::{DynamoCounts, DynamoLikes};
+use likes_sim::faulty_counts::{FaultPlan, FaultyCounts};
+use serde_json::json;
+use tokio::net::TcpListener;
+
+use crate::chaos::{ChaosCounts, ChaosFunction, Rng};
+use crate::error::LocalError;
+use crate::esm::config::MappingConfig;
+use crate::esm::function::AggregatorFunction;
+use crate::esm::sinks::{Checkpoints, SqsDestination};
+use crate::esm::source::DynamoStream;
+use crate::esm::{Mapping, Stats};
+use crate::settings::Settings;
+use crate::{erase_poller, gateway, moto, setup};
+
+/// The queue the local mapping sends given-up batches to (the template's
+/// `AggregatorFailureQueue`).
+pub const FAILURE_QUEUE: &str = "likes-aggregator-failures";
+
+pub async fn dev(settings: Settings) -> Result<(), LocalError> {
+    let started = Instant::now();
+    let listener = match TcpListener::bind(("127.0.0.1", settings.port)).await {
+        Ok(l) => l,
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            return Err(LocalError::PortBusy(settings.port))
+        }
+        Err(e) => return Err(LocalError::Listen(settings.port, e)),
+    };
+    // Keep the child alive for the whole run; dropping it stops the emulator.
+    let (_emulator, endpoint) = match &settings.endpoint {
+        Some(e) => (None, e.clone()),
+        None => {
+            let (child, endpoint) = moto::start().await?;
+            (Some(child), endpoint)
+        }
+    };
+    tracing::info!("emulator at {endpoint}");
+    let conf = likes_aws::sdk::emulator(&endpoint).await;
+    let dynamo = aws_sdk_dynamodb::Client::new(&conf);
+    setup::ensure_table(&dynamo, &LIKES, &settings.likes_table).await?;
+    setup::ensure_table(&dynamo, &COUNTS, &settings.counts_table).await?;
+    let stream_arn = setup::stream_arn(&dynamo, &settings.likes_table).await?;
+    let config = MappingConfig::from_template().map_err(|e| LocalError::Setup(e.to_string()))?;
+    let destination = SqsDestination::create(aws_sdk_sqs::Client::new(&conf), FAILURE_QUEUE)
+        .await
+        .map_err(|e| LocalError::Setup(format!("the on-failure queue: {e}")))?;
+    let sqs = aws_sdk_sqs::Client::new(&conf);
+    let erase_queue = erase_poller::create(&sqs).await?;
+    let jobs: Arc<dyn likes_core::erase_job::EraseQueue> =
+        Arc::new(SqsEraseQueue::new(sqs.clone(), erase_queue.clone()));
+    let erase_worker = erase_worker::Worker {
+        likes: DynamoLikes::new(dynamo.clone(), &settings.likes_table),
+        empty_sweeps: 2,
+        pause: std::time::Duration::from_millis(500),
+        requeue: Some(Arc::clone(&jobs)),
+    };
+    let _ = std::fs::create_dir_all(&settings.state_dir);
+    let checkpoints = Checkpoints::load(Some(settings.state_dir.join("mapping-checkpoints.json")));
+
+    let ready = Arc::new(AtomicBool::new(false));
+    let mut plan = FaultPlan {
+        fail_next: settings.fail_first_writes,
+        ..FaultPlan::default()
+    };
+    if let Some(seed) = settings.chaos_seed {
+        plan.random_failures = Some((Rng(seed ^ 0x5eed), 5));
+    }
+    let counts = FaultyCounts::with_plan(
+        DynamoCounts::new(dynamo.clone(), &settings.counts_table)
+            .with_windows(DynamoLikes::new(dynamo.clone(), &settings.likes_table)),
+        plan,
+    );
+    let function = ChaosFunction {
+        inner: AggregatorFunction {
+            aggregator: Aggregator::with_settings(
+                &counts,
+                AggregatorSettings::from(settings.tuning),
+            ),
+        },
+        rng: Mutex::new(Rng(settings.chaos_seed.unwrap_or(0))),
+        duplicate_percent: if settings.chaos_seed.is_some() { 10 } else { 0 },
+        error_percent: if settings.chaos_seed.is_some() { 5 } else { 0 },
+        counts: ChaosCounts::default(),
+    };
+    let stats = Stats::default();
+    let source = DynamoStream::new(aws_sdk_dynamodbstreams::Client::new(&conf), stream_arn);
+    let mapping = Mapping {
+        source: &source,
+        function: &function,
+        destination: &destination,
+        config,
+        checkpoints: &checkpoints,
+        stats: &stats,
+    };
+    ready.store(true, Ordering::SeqCst);
+
+    let report = Arc::new(Mutex::new(serde_json::Value::Null));
+    let gateway = Arc::new(gateway::Gateway {
+        app: likes_api::App::with_cache(
+            DynamoLikes::new(dynamo.clone(), &settings.likes_table),
+            DynamoCounts::new(dynamo, &settings.counts_table),
+            likes_api::CountCache::new(settings.tuning.count_cache),
+        )
+        .with_erase_queue(jobs),
+        auth: settings.auth.clone(),
+        ready,
+        stats: report.clone(),
+    });
+    tracing::info!(
+        "JWT authorizer: HS256, issuer {:?}, audience {:?} (`make token USER=<id>` issues one)",
+        settings.auth.issuer,
+        settings.auth.audience
+    );
+    tracing::info!(
+        "likes API on http://127.0.0.1:{} (ready in {:.1}s); Ctrl-C stops everything",
+        settings.port,
+        started.elapsed().as_secs_f64()
+    );
+    let server = tokio::spawn(gateway::serve(listener, gateway));
+    let eraser = tokio::spawn(erase_poller::run(sqs, erase_queue, erase_worker));
+    // What the mapping and the chaos did, published for `GET /_local/stats` every second.
+    let publish = async {
+        loop {
+            let c = &function.counts;
+            let snapshot = json!({
+                "mapping": stats.snapshot(),
+                "injected": {
+                    "duplicate_deliveries": c.duplicate_deliveries.load(Ordering::Relaxed),
+                    "function_errors": c.function_errors.load(Ordering::Relaxed),
+                    "write_failures": counts.injected.load(Ordering::Relaxed),
+                }
+            });
+            if let Ok(mut r) = report.lock() {
+                *r = snapshot;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+    };
+    // Not spawned: the mapping borrows the function and its stores, and need not be `Send`;
+    // it runs on this task, next to the shutdown signal.
+    tokio::select! {
+        _ = mapping.run(shutdown_signal()) => {}
+        _ = publish => {}
+    }
+    tracing::info!("stopping");
+    server.abort();
+    eraser.abort();
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,18 @@
+//! The whole likes system on one machine, for development: moto's DynamoDB + Streams emulator,
+//! API Gateway with its JWT authorizer, and the stream event source mapping, played locally
+//! around the same handler code that runs on Lambda.
+
+pub mod chaos;
+pub mod dev;
+pub mod erase_poller;
+pub mod error;
+pub mod esm;
+pub mod gateway;
+pub mod jwt;
+pub mod moto;
+pub mod settings;
+pub mod setup;
+
+pub use dev::dev;
+pub use error::LocalError;
+pub use settings::Settings;

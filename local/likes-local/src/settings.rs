@@ -1,0 +1,84 @@
+//! Settings of the local stack, all from the environment (the README's variables table).
+
+use likes_aws::env::{EnvError, Tuning};
+
+use crate::jwt;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("{name}={value:?} is not {what}")]
+    Invalid {
+        name: &'static str,
+        value: String,
+        what: &'static str,
+    },
+    #[error(transparent)]
+    Tuning(#[from] EnvError),
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub port: u16,
+    pub endpoint: Option<String>,
+    /// What the local JWT authorizer accepts, and `make token` issues.
+    pub auth: jwt::Authorizer,
+    pub likes_table: String,
+    pub counts_table: String,
+    /// Test hook: the aggregator's first N writes fail, to exercise redelivery.
+    pub fail_first_writes: usize,
+    /// Test hook: seeded faults in the stream path (see `chaos`).
+    pub chaos_seed: Option<u64>,
+    /// Where the event source mapping keeps its checkpoints.
+    pub state_dir: std::path::PathBuf,
+    /// The API's and the aggregator's tuning, read as on Lambda.
+    pub tuning: Tuning,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn parsed<T: std::str::FromStr>(
+    name: &'static str,
+    what: &'static str,
+    default: T,
+) -> Result<T, SettingsError> {
+    match var(name) {
+        None => Ok(default),
+        Some(value) => value
+            .parse()
+            .map_err(|_| SettingsError::Invalid { name, value, what }),
+    }
+}
+
+impl Settings {
+    pub fn from_env() -> Result<Self, SettingsError> {
+        Ok(Self {
+            port: parsed("LIKES_PORT", "a port number", 3000)?,
+            endpoint: var("LIKES_DYNAMODB_ENDPOINT"),
+            auth: jwt::Authorizer {
+                secret: var("LIKES_DEV_JWT_SECRET")
+                    .unwrap_or_else(|| jwt::DEFAULT_SECRET.to_owned()),
+                issuer: var("LIKES_JWT_ISSUER").unwrap_or_else(|| jwt::DEFAULT_ISSUER.to_owned()),
+                audience: var("LIKES_JWT_AUDIENCE")
+                    .unwrap_or_else(|| jwt::DEFAULT_AUDIENCE.to_owned()),
+            },
+            likes_table: var("LIKES_TABLE_NAME").unwrap_or_else(|| "likes".to_owned()),
+            counts_table: var("COUNTS_TABLE_NAME").unwrap_or_else(|| "counts".to_owned()),
+            fail_first_writes: parsed("LIKES_LOCAL_FAIL_FIRST_WRITES", "a number", 0)?,
+            chaos_seed: match var("LIKES_LOCAL_CHAOS") {
+                None => None,
+                Some(_) => Some(parsed("LIKES_LOCAL_CHAOS", "a number (a seed)", 0)?),
+            },
+            state_dir: var("LIKES_LOCAL_STATE_DIR")
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(|| {
+                    std::path::PathBuf::from(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/../../.likes-local"
+                    ))
+                }),
+            tuning: Tuning::from_env()?,
+        })
+    }
+}

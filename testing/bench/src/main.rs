@@ -1,0 +1,166 @@
+//! `make bench`: every figure the README's performance section quotes, in one run.
+//! `make bench EVENT=path.json`: the aggregator's decode + group on a captured Lambda event.
+
+mod batch_wall;
+mod cache_reads;
+mod coalesce;
+mod cost;
+mod gen;
+mod hot_path;
+mod xray_cost;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(about = "The likes benchmarks: figures printed, nothing asserted")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Cmd>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Every figure (the default).
+    All,
+    /// Decode + group a captured Lambda DynamoDB stream event; print records/s.
+    Decode { event: PathBuf },
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("likes-bench: {message}");
+    std::process::exit(2)
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
+    format!("{cores} cores, {cpu}, {}", std::env::consts::ARCH)
+}
+
+fn decode(path: &PathBuf) {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", path.display())));
+    let n =
+        hot_path::records_in(&text).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    let r = hot_path::rust_rate(&text, Duration::from_secs(3));
+    let d = hot_path::decode_rate(&text, Duration::from_secs(2));
+    println!(
+        "{}: {n} records; decode + group {:.0} records/s ({:.2} µs/record; decode alone {:.2} µs) on {}",
+        path.display(),
+        r,
+        1e6 / r,
+        1e6 / d,
+        machine()
+    );
+}
+
+async fn all() {
+    println!("machine: {}", machine());
+    println!("\n== aggregator decode + group, side by side with a Python Lambda (json + boto3 TypeDeserializer) on the same events");
+    let peer = hot_path::Peer::new(&root());
+    if peer.is_none() {
+        println!("  (the Python peer's venv .venv-bench is missing: `make bench` creates it)");
+    }
+    let dir = std::env::temp_dir();
+    for n in [1_000usize, 10_000] {
+        let text = gen::zipf_event(n, n as u64);
+        let file = dir.join(format!("likes-bench-{n}.json"));
+        std::fs::write(&file, &text)
+            .unwrap_or_else(|e| fail(&format!("writing {}: {e}", file.display())));
+        let ours = hot_path::rust_rate(&text, Duration::from_secs(2));
+        let before = hot_path::aws_lambda_events_rate(&text, Duration::from_secs(2));
+        let mut line = format!(
+            "  {n:>6} records: count-aggregator {:.2} M records/s; aws_lambda_events decode alone (the previous path) {:.2} M/s",
+            ours / 1e6,
+            before / 1e6
+        );
+        if let Some(peer) = &peer {
+            if let Err(e) = peer.agrees(&file, &text) {
+                fail(&e);
+            }
+            match peer.rate(&file, 3) {
+                Ok(p) => line += &format!("; Python {:.0} K/s; ratio {:.1}×", p / 1e3, ours / p),
+                Err(e) => line += &format!("; Python peer failed: {e}"),
+            }
+        }
+        println!("{line}");
+    }
+
+    println!("\n== one batch of 1,000 Zipf records, every Counts write taking 5 ms");
+    let text = gen::zipf_event(1_000, 99);
+    for c in [16usize, 32, 64, 128, 256] {
+        let (_, posts, took) = batch_wall::wall_time(&text, c).await;
+        println!(
+            "  concurrency {c:>3}: {posts} posts (writes), {:.0} ms (≈{} rounds)",
+            took.as_secs_f64() * 1e3,
+            posts.div_ceil(c)
+        );
+    }
+    println!(
+        "  default: {}",
+        count_aggregator::Settings::default().concurrency
+    );
+
+    println!("\n== Counts writes per like, batches formed as the mapping forms them (≤1,000 records or 1 s per shard)");
+    let mut last = (0.0, 0.0);
+    for (rate, shards) in [(10_000u64, 64usize), (60_000, 256)] {
+        let c = coalesce::simulate(rate, 10, shards, 2_000, 0.05);
+        let per_like = |w: u64| w as f64 / c.likes as f64;
+        println!(
+            "  {rate} likes/s over {shards} shards, one post at 5 %: per post per batch {:.3} writes/like, per (post, bucket) per batch {:.3}, naive per-record ADD 1.000; ratio {:.1}× fewer than naive",
+            per_like(c.per_post),
+            per_like(c.per_bucket),
+            c.likes as f64 / c.per_post as f64
+        );
+        last = (per_like(c.per_post), c.batches as f64 / c.likes as f64);
+    }
+
+    println!("\n== DynamoDB reads per 10,000 count requests of one post, one execution environment, 2,000 requests/s");
+    for ttl in [Duration::ZERO, Duration::from_secs(1)] {
+        let (n, reads, secs) = cache_reads::reads(ttl, 10_000, 2_000).await;
+        println!(
+            "  cache TTL {} ms: {reads} reads for {n} requests over {secs:.1} s",
+            ttl.as_millis()
+        );
+    }
+
+    println!("\n== X-Ray (Tracing=Active): a GetItem against a loopback stub that answers at once, without and with the interceptor");
+    let x = xray_cost::per_call().await;
+    println!(
+        "  {:.1} µs per call without, {:.1} µs with: +{:.1} µs per call attempt ({:.1} datagrams to the daemon per call)",
+        x.plain_us,
+        x.traced_us,
+        x.traced_us - x.plain_us,
+        x.datagrams_per_call
+    );
+
+    println!("\n== cost model (list prices, us-east-1 on-demand; from the figures above)");
+    for line in cost::table(last.0, last.1) {
+        println!("  {line}");
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    match Cli::parse().command.unwrap_or(Cmd::All) {
+        Cmd::All => all().await,
+        Cmd::Decode { event } => decode(&event),
+    }
+}

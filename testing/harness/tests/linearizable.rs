@@ -1,0 +1,148 @@
+//! Randomized: a few users, each on three devices, like and unlike a few posts concurrently
+//! through the handler while the client injects throttles, lost answers and bare 5xx answers.
+//! Every request's interval and answer is recorded, and the history of each (user, post) is
+//! checked for a linearization against the final table (`likes_harness::linear`).
+//! `LIKES_LINEAR_SEED` replays a run; `LIKES_LINEAR_REQUESTS` sizes it (default 1,080).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use likes_core::{PostId, UserId};
+use likes_harness::faults::{Fault, Faults};
+use likes_harness::linear::{linearizable, Answer, Kind, Op};
+use likes_harness::{call, call_as, like_path, ApiEvent, Tables};
+
+const USERS: usize = 3;
+const DEVICES: usize = 3;
+const POSTS: usize = 3;
+
+use likes_sim::rng::SplitMix as Rng;
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// Writes fail at random: 10 % throttled, 10 % answer lost after the write, 3 % a bare 500.
+fn random_faults(seed: u64) -> Faults {
+    let rng = Mutex::new(Rng(seed));
+    Faults::new(Box::new(move |op, _| {
+        if !matches!(op, "PutItem" | "DeleteItem" | "TransactWriteItems") {
+            return None;
+        }
+        match rng.lock().ok()?.below(100) {
+            0..=9 => Some(Fault::Throttle),
+            10..=19 => Some(Fault::LoseAnswer),
+            20..=22 => Some(Fault::BareServerError),
+            _ => None,
+        }
+    }))
+}
+
+fn answer_of(status: u16, body: &serde_json::Value) -> Answer {
+    match (status, body["error"]["code"].as_str()) {
+        (200, _) => Answer::Changed(body["changed"] == true),
+        (503, Some("outcome_unknown")) => Answer::Unknown,
+        (503, Some("unavailable")) => Answer::NoEffect,
+        _ => panic!("an answer the guarantee does not allow: {status} {body}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_likes_and_unlikes_under_faults_are_linearizable() {
+    let seed = env_u64("LIKES_LINEAR_SEED").unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    });
+    let total = env_u64("LIKES_LINEAR_REQUESTS").unwrap_or(1080) as usize;
+    let per_device = total.div_ceil(USERS * DEVICES);
+    println!("seed {seed} (LIKES_LINEAR_SEED={seed} replays it)");
+
+    let t = Tables::new().await;
+    let faults = random_faults(seed);
+    let app = Arc::new(t.app_with(faults.clone()));
+    let users: Vec<UserId> = (0..USERS).map(|_| UserId::new_random()).collect();
+    let posts: Vec<PostId> = (0..POSTS).map(|_| PostId::new_random()).collect();
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for device in 0..USERS * DEVICES {
+        let (app, user, posts) = (app.clone(), users[device % USERS].clone(), posts.clone());
+        let mut rng = Rng(seed ^ (device as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d));
+        tasks.push(tokio::spawn(async move {
+            let mut history = Vec::new();
+            for _ in 0..per_device {
+                let p = rng.below(POSTS as u64) as usize;
+                let kind = if rng.below(2) == 0 {
+                    Kind::Like
+                } else {
+                    Kind::Unlike
+                };
+                let method = if kind == Kind::Like { "PUT" } else { "DELETE" };
+                // A quarter of the requests are named, and retried by their client while
+                // their outcome is unknown: one logical request, one interval.
+                let key = (rng.below(4) == 0).then(|| uuid::Uuid::new_v4().simple().to_string());
+                let start = started.elapsed().as_micros() as u64;
+                let mut tries = 0;
+                let answer = loop {
+                    let mut event =
+                        ApiEvent::new(method, &like_path(&posts[p])).caller(user.as_str());
+                    if let Some(k) = &key {
+                        event = event.header("Idempotency-Key", k);
+                    }
+                    let (status, body, _) = call(&app, event).await;
+                    let answer = answer_of(status, &body);
+                    tries += 1;
+                    if key.is_none() || answer != Answer::Unknown || tries == 3 {
+                        break answer;
+                    }
+                };
+                let end = started.elapsed().as_micros() as u64;
+                history.push((
+                    p,
+                    Op {
+                        kind,
+                        start,
+                        end,
+                        answer,
+                    },
+                ));
+            }
+            (device % USERS, history)
+        }));
+    }
+    let mut by_key: HashMap<(usize, usize), Vec<Op>> = HashMap::new();
+    let mut answers: BTreeMap<String, usize> = BTreeMap::new();
+    for task in tasks {
+        let (u, history) = task.await.expect("a device");
+        for (p, op) in history {
+            *answers.entry(format!("{:?}", op.answer)).or_default() += 1;
+            by_key.entry((u, p)).or_default().push(op);
+        }
+    }
+
+    let mut violations = 0;
+    for ((u, p), ops) in &by_key {
+        let (_, b, _) = call_as(&t.app(), "GET", &like_path(&posts[*p]), users[*u].as_str()).await;
+        let final_liked = b["liked"] == true;
+        if !linearizable(ops, final_liked) {
+            violations += 1;
+            eprintln!("not linearizable (final liked: {final_liked}): {ops:#?}");
+        }
+    }
+    let requests: usize = by_key.values().map(Vec::len).sum();
+    let injected = faults.injected();
+    println!(
+        "requests {requests} in {:.1}s; answers {answers:?}; faults {injected:?} ({} in all); (user, post) histories checked {}; violations {violations}",
+        started.elapsed().as_secs_f64(),
+        injected.values().sum::<usize>(),
+        by_key.len()
+    );
+    assert!(requests >= total, "{requests} requests");
+    assert!(
+        injected.values().sum::<usize>() > requests / 10,
+        "too few faults to mean anything"
+    );
+    assert_eq!(violations, 0);
+}

@@ -1,0 +1,185 @@
+//! One request, one effect: like and unlike when an answer is lost, a write is throttled, and
+//! the same user acts from a second device in between — against the emulator, with faults
+//! injected by SDK interceptors. Each scenario once broke the guarantee (see the README).
+
+use std::sync::{Arc, Mutex};
+
+use likes_core::{PostId, UserId};
+use likes_harness::faults::{Fault, Faults};
+use likes_harness::{call, call_as, like_path, ApiEvent, Reply, Tables};
+use serde_json::Value;
+
+type Replies = Arc<Mutex<Vec<Reply>>>;
+
+/// Faults `op`'s first call with `fault`; from inside that attempt, before the caller sees its
+/// failure, the same user sends `method` on the post from a second device. Its answer is kept.
+fn fault_with_second_device(
+    t: &Tables,
+    op: &'static str,
+    fault: Fault,
+    method: &'static str,
+    post: &PostId,
+    sub: &str,
+) -> (Faults, Replies) {
+    let seen: Replies = Arc::default();
+    let (t, path, sub, out) = (t.clone(), like_path(post), sub.to_owned(), seen.clone());
+    let hook = Box::new(move |_: &str, _: Fault| {
+        let reply = t.second_device(method, &path, &sub);
+        out.lock().unwrap().push(reply);
+    });
+    (Faults::first(op, fault).with_hook(hook), seen)
+}
+
+async fn liked(t: &Tables, post: &PostId, sub: &str) -> bool {
+    let (s, b, _) = call_as(&t.app(), "GET", &like_path(post), sub).await;
+    assert_eq!(s, 200, "{b}");
+    b["liked"] == Value::Bool(true)
+}
+
+fn is_outcome_unknown(r: &Reply) -> bool {
+    r.0 == 503 && r.1["error"]["code"] == "outcome_unknown" && r.2.contains_key("retry-after")
+}
+
+/// Scenario 1: the unlike is applied and its answer lost; the user likes again from a second
+/// device and is told `changed: true`. That like must survive: the unlike is not retried
+/// blindly, and says honestly that its outcome is unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unlike_whose_answer_was_lost_never_removes_a_later_like() {
+    let t = Tables::new().await;
+    let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
+    assert_eq!(
+        call_as(&t.app(), "PUT", &like_path(&post), &sub).await.1["changed"],
+        true
+    );
+    let (faults, other) =
+        fault_with_second_device(&t, "DeleteItem", Fault::LoseAnswer, "PUT", &post, &sub);
+    let unlike = call_as(
+        &t.app_with(faults.clone()),
+        "DELETE",
+        &like_path(&post),
+        &sub,
+    )
+    .await;
+
+    let other = other.lock().unwrap().pop().expect("the second device ran");
+    assert_eq!(
+        (other.0, &other.1["changed"]),
+        (200, &Value::Bool(true)),
+        "{}",
+        other.1
+    );
+    assert!(is_outcome_unknown(&unlike), "{unlike:?}");
+    assert!(
+        liked(&t, &post, &sub).await,
+        "the like the user was told about is gone"
+    );
+    assert_eq!(faults.injected().len(), 1);
+}
+
+/// Scenario 2: the like is applied and its answer lost; the user unlikes from a second device
+/// (`changed: true`). The like must not come back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_like_whose_answer_was_lost_never_undoes_a_later_unlike() {
+    let t = Tables::new().await;
+    let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
+    let (faults, other) =
+        fault_with_second_device(&t, "PutItem", Fault::LoseAnswer, "DELETE", &post, &sub);
+    let like = call_as(&t.app_with(faults), "PUT", &like_path(&post), &sub).await;
+
+    let other = other.lock().unwrap().pop().expect("the second device ran");
+    assert_eq!(
+        (other.0, &other.1["changed"]),
+        (200, &Value::Bool(true)),
+        "{}",
+        other.1
+    );
+    assert!(is_outcome_unknown(&like), "{like:?}");
+    assert!(!liked(&t, &post, &sub).await, "the unliked like came back");
+}
+
+/// Scenario 3: the like is throttled (nothing written) and retried; meanwhile a duplicate
+/// request of the same user writes the like, possibly in the same millisecond. Exactly one of
+/// the two is told `changed: true`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_throttled_like_and_a_duplicate_report_one_change() {
+    let t = Tables::new().await;
+    let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
+    let (faults, other) =
+        fault_with_second_device(&t, "PutItem", Fault::Throttle, "PUT", &post, &sub);
+    let like = call_as(&t.app_with(faults.clone()), "PUT", &like_path(&post), &sub).await;
+
+    let other = other.lock().unwrap().pop().expect("the second device ran");
+    assert_eq!((like.0, other.0), (200, 200), "{like:?} {other:?}");
+    assert_eq!(
+        (&like.1["changed"], &other.1["changed"]),
+        (&Value::Bool(false), &Value::Bool(true))
+    );
+    assert_eq!(t.like_pairs().await.len(), 1);
+    assert_eq!(faults.injected().get("PutItem Throttle"), Some(&1));
+}
+
+fn keyed(method: &str, post: &PostId, sub: &str, key: &str) -> ApiEvent {
+    ApiEvent::new(method, &like_path(post))
+        .caller(sub)
+        .header("Idempotency-Key", key)
+}
+
+/// A like named with an Idempotency-Key whose answer was lost learns `changed: true`; its
+/// retries are told the same and never like again, even after a later unlike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_like_is_answered_once_and_never_applied_twice() {
+    let t = Tables::new().await;
+    let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
+    let (faults, other) = fault_with_second_device(
+        &t,
+        "TransactWriteItems",
+        Fault::LoseAnswer,
+        "DELETE",
+        &post,
+        &sub,
+    );
+    let first = call(&t.app_with(faults), keyed("PUT", &post, &sub, "k1")).await;
+    assert_eq!(
+        (first.0, &first.1["changed"]),
+        (200, &Value::Bool(true)),
+        "{:?}",
+        first.1
+    );
+    let other = other.lock().unwrap().pop().expect("the second device ran");
+    assert_eq!(
+        other.1["changed"], true,
+        "the unlike removed the named like"
+    );
+
+    for _ in 0..2 {
+        let retry = call(&t.app(), keyed("PUT", &post, &sub, "k1")).await;
+        assert_eq!(
+            (retry.0, &retry.1["changed"]),
+            (200, &Value::Bool(true)),
+            "{:?}",
+            retry.1
+        );
+    }
+    assert!(
+        !liked(&t, &post, &sub).await,
+        "a retry of the named like applied it again"
+    );
+    let fresh = call(&t.app(), keyed("PUT", &post, &sub, "k2")).await;
+    assert_eq!(fresh.1["changed"], true);
+    assert!(liked(&t, &post, &sub).await);
+    let reused = call(&t.app(), keyed("DELETE", &post, &sub, "k2")).await;
+    assert_eq!(
+        (reused.0, reused.1["error"]["code"].as_str()),
+        (422, Some("idempotency_key_reused"))
+    );
+    let bad = call(&t.app(), keyed("PUT", &post, &sub, "not a key")).await;
+    assert_eq!(
+        (bad.0, bad.1["error"]["code"].as_str()),
+        (400, Some("invalid_idempotency_key"))
+    );
+    // Markers are control items: no listing, count or index sees them.
+    let (_, mine, _) = call_as(&t.app(), "GET", "/users/me/likes", &sub).await;
+    assert_eq!(mine["items"].as_array().map(Vec::len), Some(1));
+    let (_, likers, _) = call_as(&t.app(), "GET", &format!("/posts/{post}/likes"), &sub).await;
+    assert_eq!(likers["items"].as_array().map(Vec::len), Some(1));
+}
