@@ -1,8 +1,6 @@
 //! Applying one post's groups to its Counts item: invariants 2 to 4; a post with a recount
 //! under way takes [`crate::fences`]' careful path instead.
 
-use chrono::Utc;
-use likes_core::time::format_ts;
 use likes_core::{ApplyOutcome, BucketWrite, CountsLedger, StoreError};
 
 use crate::fences;
@@ -34,8 +32,7 @@ pub async fn apply_post<C: CountsLedger>(counts: &C, group: &PostGroup<'_>) -> P
         if writes.is_empty() {
             return result;
         }
-        let now = format_ts(Utc::now());
-        match counts.apply(&group.post, &writes, &now).await {
+        match counts.apply(&group.post, &writes).await {
             Ok(ApplyOutcome::Applied { counts }) => {
                 note_negatives(&mut result, group, &counts);
                 return result;

@@ -31,19 +31,20 @@
 //! A begin fence replaces a window left open by a job that died; an end fence whose window is
 //! not open only advances the mark.
 
-use chrono::Utc;
 use likes_core::control::Fence;
-use likes_core::time::format_ts;
-use likes_core::{ApplyOutcome, CountsLedger, FenceWrite, PostBucket, PostCounts, WindowEntry};
+use likes_core::{
+    ApplyOutcome, CountsLedger, FenceRecord, FenceWrite, PostBucket, PostCounts, WindowEntry,
+};
 
 use crate::group::{Change, PostGroup};
 use crate::marks::{drop_applied, fail, note_negatives, write_of, PostResult, MAX_ROUNDS};
 
 /// The window entries of a run of changes: each user's last change.
-fn entries<'a>(run: &[Change<'a>]) -> Vec<WindowEntry<'a>> {
+fn entries<'a>(job: &'a str, run: &[Change<'a>]) -> Vec<WindowEntry<'a>> {
     let mut out: Vec<WindowEntry<'a>> = Vec::with_capacity(run.len());
     for c in run {
         let entry = WindowEntry {
+            job,
             user: c.user,
             seq: c.seq,
             liked: c.delta > 0,
@@ -76,7 +77,6 @@ pub async fn apply<'a, C: CountsLedger>(
             let window = item.buckets[usize::from(b)].window.clone();
             let rest = pending[i];
             let run_len = rest.iter().take_while(|c| c.fence.is_none()).count();
-            let now = format_ts(Utc::now());
             let first = rest[0];
             let (outcome, taken) = match first.fence {
                 Some(f) => {
@@ -87,18 +87,23 @@ pub async fn apply<'a, C: CountsLedger>(
                             closes: window.as_deref() == Some(job),
                         },
                     };
-                    let done = counts.fence(&group.post, b, fence, first.seq, first.created, &now);
-                    (done.await, 1)
+                    let record = FenceRecord {
+                        bucket: b,
+                        fence,
+                        seq: first.seq,
+                        created: first.created,
+                    };
+                    (counts.fence(&group.post, &record).await, 1)
                 }
                 None => {
                     let run = &rest[..run_len];
                     if let Some(job) = &window {
-                        if let Err(e) = counts.record_window(&row, job, &entries(run)).await {
+                        if let Err(e) = counts.record_window(&row, &entries(job, run)).await {
                             return fail(result, group, &pending, e);
                         }
                     }
                     let write: Vec<_> = write_of(b, run, window.as_deref()).into_iter().collect();
-                    (counts.apply(&group.post, &write, &now).await, run_len)
+                    (counts.apply(&group.post, &write).await, run_len)
                 }
             };
             match outcome {

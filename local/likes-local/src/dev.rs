@@ -80,10 +80,11 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             .with_windows(DynamoLikes::new(dynamo.clone(), &settings.likes_table)),
         plan,
     );
+    let injected = std::sync::Arc::clone(&counts.injected);
     let function = ChaosFunction {
         inner: AggregatorFunction {
             aggregator: Aggregator::with_settings(
-                &counts,
+                counts,
                 AggregatorSettings::from(settings.tuning),
             ),
         },
@@ -137,7 +138,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
                 "injected": {
                     "duplicate_deliveries": c.duplicate_deliveries.load(Ordering::Relaxed),
                     "function_errors": c.function_errors.load(Ordering::Relaxed),
-                    "write_failures": counts.injected.load(Ordering::Relaxed),
+                    "write_failures": injected.load(Ordering::Relaxed),
                 }
             });
             if let Ok(mut r) = report.lock() {

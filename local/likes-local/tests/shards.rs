@@ -143,7 +143,7 @@ async fn counts_stay_exact_across_splits_rollovers_and_concurrent_shards() {
 
     let function = LoseOnce {
         inner: AggregatorFunction {
-            aggregator: Aggregator::new(&counts),
+            aggregator: Aggregator::new(counts.clone()),
         },
         lose: parent_end.clone(),
         lost: AtomicBool::new(false),

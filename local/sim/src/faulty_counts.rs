@@ -4,13 +4,13 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use std::collections::HashMap;
 
 use likes_core::{
-    ApplyOutcome, BucketWrite, CountsLedger, CountsRead, FenceWrite, PostBucket, PostCounts,
-    PostId, Seq, StoreError, WindowEntry,
+    ApplyOutcome, BucketWrite, CountsLedger, CountsRead, FenceRecord, PostBucket, PostCounts,
+    PostId, StoreError, WindowEntry,
 };
 
 /// Faults to inject into the next writes.
@@ -36,8 +36,9 @@ pub struct FaultyCounts<C> {
     pub inner: C,
     pub writes: AtomicUsize,
     pub reads: AtomicUsize,
-    /// Writes failed by `random_failures`.
-    pub injected: AtomicUsize,
+    /// Writes failed by `random_failures` (shared: `make dev` reports it while the aggregator
+    /// owns the store).
+    pub injected: Arc<AtomicUsize>,
     /// The plan, and how many writes succeeded under it.
     plan: Mutex<(FaultPlan, usize)>,
 }
@@ -58,7 +59,7 @@ impl<C> FaultyCounts<C> {
             inner,
             writes: AtomicUsize::new(0),
             reads: AtomicUsize::new(0),
-            injected: AtomicUsize::new(0),
+            injected: Arc::default(),
             plan: Mutex::new((plan, 0)),
         }
     }
@@ -129,7 +130,6 @@ impl<C: CountsLedger> CountsLedger for FaultyCounts<C> {
         &self,
         post: &PostId,
         writes: &[BucketWrite<'_>],
-        now: &str,
     ) -> Result<ApplyOutcome, StoreError> {
         self.writes.fetch_add(1, Ordering::SeqCst);
         let delay = self.plan.lock().ok().and_then(|g| g.0.write_delay);
@@ -137,7 +137,7 @@ impl<C: CountsLedger> CountsLedger for FaultyCounts<C> {
             tokio::time::sleep(d).await;
         }
         let fault = self.next_fault(post, writes.iter().map(|w| w.bucket));
-        faulted(fault, self.inner.apply(post, writes, now)).await
+        faulted(fault, self.inner.apply(post, writes)).await
     }
 
     async fn read_post(&self, post: &PostId) -> Result<Option<PostCounts>, StoreError> {
@@ -148,30 +148,21 @@ impl<C: CountsLedger> CountsLedger for FaultyCounts<C> {
     async fn fence(
         &self,
         post: &PostId,
-        bucket: u8,
-        fence: FenceWrite<'_>,
-        seq: Seq<'_>,
-        created: i64,
-        now: &str,
+        record: &FenceRecord<'_>,
     ) -> Result<ApplyOutcome, StoreError> {
         // Fences and window entries fail like any other write, so that the recount's path is
         // exercised under every fault the counting path is.
-        let fault = self.next_fault(post, [bucket]);
-        faulted(
-            fault,
-            self.inner.fence(post, bucket, fence, seq, created, now),
-        )
-        .await
+        let fault = self.next_fault(post, [record.bucket]);
+        faulted(fault, self.inner.fence(post, record)).await
     }
 
     async fn record_window(
         &self,
         bucket: &PostBucket,
-        job: &str,
         entries: &[WindowEntry<'_>],
     ) -> Result<(), StoreError> {
         let fault = self.next_fault(&bucket.post, [bucket.bucket]);
-        faulted(fault, self.inner.record_window(bucket, job, entries)).await
+        faulted(fault, self.inner.record_window(bucket, entries)).await
     }
 }
 

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use likes_core::time::now_ts;
 use likes_core::{BucketWrite, CountsLedger, PostBucket, PostId, Seq, UserId};
 use serde_json::Value;
 
@@ -73,7 +72,7 @@ pub async fn seed(t: &Tables, m: &Value) -> usize {
             window: None,
         };
         t.counts()
-            .apply(&row.post, &[write], &now_ts())
+            .apply(&row.post, &[write])
             .await
             .expect("seed a Counts item");
     }

@@ -11,7 +11,7 @@ use likes_harness::{call, call_as, ApiEvent};
 use proptest::prelude::*;
 use serde_json::Value;
 
-type MemApp<'a> = App<MemoryLikes, &'a MemoryCounts>;
+type MemApp = App<MemoryLikes, MemoryCounts>;
 
 /// Percent-encodes every byte outside `A-Za-z0-9-._`, and with `all` every byte, as a client
 /// may: the API decodes exactly once either way.
@@ -37,7 +37,7 @@ fn ids(v: &Value, field: &str) -> Vec<String> {
 }
 
 /// All pages of a listing, one item per page.
-async fn pages(app: &MemApp<'_>, path: &str, me: &str, field: &str) -> Vec<String> {
+async fn pages(app: &MemApp, path: &str, me: &str, field: &str) -> Vec<String> {
     let mut got = Vec::new();
     let mut query = "limit=1".to_owned();
     for _ in 0..10 {
@@ -55,7 +55,7 @@ async fn pages(app: &MemApp<'_>, path: &str, me: &str, field: &str) -> Vec<Strin
 
 async fn round_trip(post: &str, other: &str, user: &str, all: bool) {
     let counts = MemoryCounts::default();
-    let app: MemApp = App::new(MemoryLikes::default(), &counts);
+    let app: MemApp = App::new(MemoryLikes::default(), counts.clone());
     let (p, q) = (encode(post, all), encode(other, all));
     for (path, who) in [(&p, user), (&p, other), (&q, user)] {
         let (s, b, _) = call_as(&app, "PUT", &format!("/posts/{path}/like"), who).await;
@@ -91,7 +91,9 @@ async fn round_trip(post: &str, other: &str, user: &str, all: bool) {
     let key = PostBucket::for_like(&post_id, &user_id);
     let rec = Rec::new(true, &post_id, &user_id, "100000000000000000001");
     assert_eq!(rec.row(), key);
-    let report = Aggregator::new(&counts).deliver(&event(&[rec])).await;
+    let report = Aggregator::new(counts.clone())
+        .deliver(&event(&[rec]))
+        .await;
     assert_eq!((report.groups, report.skipped), (1, 0));
     let (_, b, _) = call_as(&app, "GET", &format!("/posts/{p}/likes/count"), user).await;
     assert_eq!(b["like_count"], 1);
@@ -121,7 +123,7 @@ proptest! {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async {
             let counts = MemoryCounts::default();
-            let app: MemApp = App::new(MemoryLikes::default(), &counts);
+            let app: MemApp = App::new(MemoryLikes::default(), counts.clone());
             let good = UserId::new_random().to_string();
             let path = format!("/posts/{}/like", encode(&bad, true));
             let (s, b, _) = call_as(&app, "PUT", &path, &good).await;

@@ -92,7 +92,7 @@ async fn run(c: &Case) -> Result<(), TestCaseError> {
     };
     agg.store()
         .inner
-        .apply(&post, &[write], "t")
+        .apply(&post, &[write])
         .await
         .expect("drift");
 

@@ -35,9 +35,20 @@ pub enum FenceWrite<'a> {
     End { job: &'a str, closes: bool },
 }
 
-/// A user's last change within a recount window.
+/// A fence's stream record, as applied to its bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FenceRecord<'a> {
+    pub bucket: u8,
+    pub fence: FenceWrite<'a>,
+    pub seq: Seq<'a>,
+    /// When the record was created (stream `ApproximateCreationDateTime`, epoch seconds).
+    pub created: i64,
+}
+
+/// A user's last change within a recount job's window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowEntry<'a> {
+    pub job: &'a str,
     pub user: &'a str,
     pub seq: Seq<'a>,
     pub liked: bool,
@@ -104,7 +115,6 @@ pub trait CountsLedger: Send + Sync {
         &self,
         post: &PostId,
         writes: &[BucketWrite<'_>],
-        now: &str,
     ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send;
 
     /// The post's item, read with strong consistency (the aggregator's dedup depends on it).
@@ -113,77 +123,18 @@ pub trait CountsLedger: Send + Sync {
         post: &PostId,
     ) -> impl Future<Output = Result<Option<PostCounts>, StoreError>> + Send;
 
-    /// Applies a fence at `seq` (created `created`), `IF` the bucket's mark is below it.
+    /// Applies a fence record, `IF` its bucket's mark is below it.
     fn fence(
         &self,
         post: &PostId,
-        bucket: u8,
-        fence: FenceWrite<'_>,
-        seq: Seq<'_>,
-        created: i64,
-        now: &str,
+        record: &FenceRecord<'_>,
     ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send;
 
-    /// Records who changed within `job`'s window on the bucket, before their changes are
+    /// Records who changed within a recount window on the bucket, before their changes are
     /// counted (so that a redelivery rewrites the same entries).
     fn record_window(
         &self,
         bucket: &PostBucket,
-        job: &str,
         entries: &[WindowEntry<'_>],
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
-}
-
-/// A shared borrow of a store is one too: the aggregator and the API can then work on the same
-/// store in a test, or one process.
-impl<T: CountsRead> CountsRead for &T {
-    fn post_count(&self, post: &PostId) -> impl Future<Output = Result<i64, StoreError>> + Send {
-        (**self).post_count(post)
-    }
-
-    fn post_counts(
-        &self,
-        posts: &[PostId],
-    ) -> impl Future<Output = Result<HashMap<PostId, i64>, StoreError>> + Send {
-        (**self).post_counts(posts)
-    }
-}
-
-impl<T: CountsLedger> CountsLedger for &T {
-    fn apply(
-        &self,
-        post: &PostId,
-        writes: &[BucketWrite<'_>],
-        now: &str,
-    ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send {
-        (**self).apply(post, writes, now)
-    }
-
-    fn read_post(
-        &self,
-        post: &PostId,
-    ) -> impl Future<Output = Result<Option<PostCounts>, StoreError>> + Send {
-        (**self).read_post(post)
-    }
-
-    fn fence(
-        &self,
-        post: &PostId,
-        bucket: u8,
-        fence: FenceWrite<'_>,
-        seq: Seq<'_>,
-        created: i64,
-        now: &str,
-    ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send {
-        (**self).fence(post, bucket, fence, seq, created, now)
-    }
-
-    fn record_window(
-        &self,
-        bucket: &PostBucket,
-        job: &str,
-        entries: &[WindowEntry<'_>],
-    ) -> impl Future<Output = Result<(), StoreError>> + Send {
-        (**self).record_window(bucket, job, entries)
-    }
 }

@@ -27,8 +27,8 @@ use crate::write_token::WriteToken;
 
 pub use admin::{CountsAdmin, Lease, LikesAdmin};
 pub use counts::{
-    ApplyOutcome, BucketCount, BucketWrite, CountsLedger, CountsRead, FenceWrite, PostCounts,
-    WindowEntry,
+    ApplyOutcome, BucketCount, BucketWrite, CountsLedger, CountsRead, FenceRecord, FenceWrite,
+    PostCounts, WindowEntry,
 };
 pub use error::StoreError;
 pub use page::Page;

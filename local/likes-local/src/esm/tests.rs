@@ -302,47 +302,30 @@ async fn the_filter_drops_other_events_and_a_restart_resumes_from_the_checkpoint
     let _ = std::fs::remove_file(&file);
 }
 
+use likes_core::{
+    ApplyOutcome, BucketWrite, FenceRecord, PostBucket, PostCounts, PostId, StoreError, WindowEntry,
+};
+
 /// A Counts store that panics, or takes a minute: the function's failures, as Lambda sees them.
 struct Broken {
     panics: bool,
 }
 
 impl likes_core::CountsLedger for Broken {
-    async fn apply(
-        &self,
-        _: &likes_core::PostId,
-        _: &[likes_core::BucketWrite<'_>],
-        _: &str,
-    ) -> Result<likes_core::ApplyOutcome, likes_core::StoreError> {
+    async fn apply(&self, _: &PostId, _: &[BucketWrite<'_>]) -> Result<ApplyOutcome, StoreError> {
         if self.panics {
             panic!("a bug in the handler");
         }
         tokio::time::sleep(Duration::from_secs(60)).await;
-        Ok(likes_core::ApplyOutcome::AlreadyApplied)
+        Ok(ApplyOutcome::AlreadyApplied)
     }
-    async fn read_post(
-        &self,
-        _: &likes_core::PostId,
-    ) -> Result<Option<likes_core::PostCounts>, likes_core::StoreError> {
+    async fn read_post(&self, _: &PostId) -> Result<Option<PostCounts>, StoreError> {
         Ok(None)
     }
-    async fn fence(
-        &self,
-        _: &likes_core::PostId,
-        _: u8,
-        _: likes_core::FenceWrite<'_>,
-        _: likes_core::Seq<'_>,
-        _: i64,
-        _: &str,
-    ) -> Result<likes_core::ApplyOutcome, likes_core::StoreError> {
-        Ok(likes_core::ApplyOutcome::AlreadyApplied)
+    async fn fence(&self, _: &PostId, _: &FenceRecord<'_>) -> Result<ApplyOutcome, StoreError> {
+        Ok(ApplyOutcome::AlreadyApplied)
     }
-    async fn record_window(
-        &self,
-        _: &likes_core::PostBucket,
-        _: &str,
-        _: &[likes_core::WindowEntry<'_>],
-    ) -> Result<(), likes_core::StoreError> {
+    async fn record_window(&self, _: &PostBucket, _: &[WindowEntry<'_>]) -> Result<(), StoreError> {
         Ok(())
     }
 }

@@ -3,7 +3,8 @@
 //! `begin`, and at `end` closes it and notes the bucket's count for the job (`ej<b>`, `ec<b>`).
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use likes_core::{ApplyOutcome, FenceWrite, PostId, Seq, StoreError};
+use likes_core::time::now_ts;
+use likes_core::{ApplyOutcome, FenceRecord, FenceWrite, PostId, StoreError};
 
 use super::{bucket_attrs, post_key, recount_attrs, DynamoCounts};
 use crate::dynamo::classify::classify;
@@ -14,14 +15,10 @@ impl DynamoCounts {
     pub(super) async fn write_fence(
         &self,
         post: &PostId,
-        b: u8,
-        fence: FenceWrite<'_>,
-        seq: Seq<'_>,
-        created: i64,
-        now: &str,
+        r: &FenceRecord<'_>,
     ) -> Result<ApplyOutcome, StoreError> {
-        let (c, h, t) = bucket_attrs(b);
-        let (w, ej, ec) = recount_attrs(b);
+        let (c, h, t) = bucket_attrs(r.bucket);
+        let (w, ej, ec) = recount_attrs(r.bucket);
         let mut req = self
             .client
             .update_item()
@@ -30,12 +27,12 @@ impl DynamoCounts {
             .expression_attribute_names("#h", h)
             .expression_attribute_names("#t", t)
             .expression_attribute_names("#u", UPDATED_AT)
-            .expression_attribute_values(":seq", AttributeValue::S(seq.key().as_str().to_owned()))
-            .expression_attribute_values(":t", AttributeValue::N(created.to_string()))
-            .expression_attribute_values(":now", AttributeValue::S(now.to_owned()));
+            .expression_attribute_values(":seq", AttributeValue::S(r.seq.key().as_str().to_owned()))
+            .expression_attribute_values(":t", AttributeValue::N(r.created.to_string()))
+            .expression_attribute_values(":now", AttributeValue::S(now_ts()));
         let mark = "SET #h = :seq, #t = :t, #u = :now";
         let below = "(attribute_not_exists(#h) OR #h < :seq)";
-        req = match fence {
+        req = match r.fence {
             FenceWrite::Begin { job } => req
                 .update_expression(format!("{mark}, #w = :job"))
                 .condition_expression(below)

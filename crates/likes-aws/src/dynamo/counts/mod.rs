@@ -17,9 +17,10 @@ use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
 use aws_sdk_dynamodb::Client;
 use likes_core::seq::SeqKey;
+use likes_core::time::now_ts;
 use likes_core::{
-    ApplyOutcome, BucketCount, BucketWrite, CountsLedger, CountsRead, FenceWrite, PostBucket,
-    PostCounts, PostId, Seq, StoreError, WindowEntry, BUCKETS,
+    ApplyOutcome, BucketCount, BucketWrite, CountsLedger, CountsRead, FenceRecord, PostBucket,
+    PostCounts, PostId, StoreError, WindowEntry, BUCKETS,
 };
 
 use super::calls::{self, BATCH_GET_MAX};
@@ -193,7 +194,6 @@ impl CountsLedger for DynamoCounts {
         &self,
         post: &PostId,
         writes: &[BucketWrite<'_>],
-        now: &str,
     ) -> Result<ApplyOutcome, StoreError> {
         if writes.is_empty() {
             return Ok(ApplyOutcome::Applied { counts: Vec::new() });
@@ -204,7 +204,7 @@ impl CountsLedger for DynamoCounts {
             .table_name(&self.table)
             .set_key(Some(post_key(post)))
             .return_values(ReturnValue::UpdatedNew);
-        match update_expression(req, writes, now).send().await {
+        match update_expression(req, writes, &now_ts()).send().await {
             Ok(out) => {
                 let attrs = out.attributes.unwrap_or_default();
                 let mut counts = Vec::with_capacity(writes.len());
@@ -226,24 +226,18 @@ impl CountsLedger for DynamoCounts {
     async fn fence(
         &self,
         post: &PostId,
-        bucket: u8,
-        fence: FenceWrite<'_>,
-        seq: Seq<'_>,
-        created: i64,
-        now: &str,
+        record: &FenceRecord<'_>,
     ) -> Result<ApplyOutcome, StoreError> {
-        self.write_fence(post, bucket, fence, seq, created, now)
-            .await
+        self.write_fence(post, record).await
     }
 
     async fn record_window(
         &self,
         bucket: &PostBucket,
-        job: &str,
         entries: &[WindowEntry<'_>],
     ) -> Result<(), StoreError> {
         match &self.windows {
-            Some(likes) => likes.record_window(bucket, job, entries).await,
+            Some(likes) => likes.record_window(bucket, entries).await,
             None => Err(StoreError::Internal(
                 "this Counts store was not given the Likes table to record recount windows in"
                     .into(),

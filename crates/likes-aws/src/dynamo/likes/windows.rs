@@ -22,18 +22,17 @@ pub(super) const LIKED: &str = "I";
 const UNLIKED: &str = "R";
 
 impl DynamoLikes {
-    /// Writes `entries` of `job`'s window on the bucket (a redelivery rewrites the same ones).
+    /// Writes window entries on the bucket (a redelivery rewrites the same ones).
     pub async fn record_window(
         &self,
         bucket: &PostBucket,
-        job: &str,
         entries: &[WindowEntry<'_>],
     ) -> Result<(), StoreError> {
         let expires = chrono::Utc::now().timestamp() + WINDOW_TTL_SECS;
         let mut requests = Vec::with_capacity(entries.len());
         for e in entries {
             let mut item: HashMap<String, AttributeValue> =
-                item_key(bucket, window_key(job, e.user));
+                item_key(bucket, window_key(e.job, e.user));
             item.insert(SEQ.to_owned(), s(e.seq.key().as_str()));
             item.insert(EVENT.to_owned(), s(if e.liked { LIKED } else { UNLIKED }));
             item.insert(

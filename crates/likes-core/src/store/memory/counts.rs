@@ -6,20 +6,24 @@ use std::sync::{Arc, Mutex};
 use super::{poisoned, MemoryLikes, SharedWindows};
 use crate::bucket::PostBucket;
 use crate::ids::PostId;
-use crate::seq::{Seq, SeqNo};
+use crate::seq::SeqNo;
 use crate::store::{
-    ApplyOutcome, BucketWrite, CountsAdmin, CountsLedger, CountsRead, FenceWrite, Lease,
-    PostCounts, StoreError, WindowEntry,
+    ApplyOutcome, BucketWrite, CountsAdmin, CountsLedger, CountsRead, FenceRecord, FenceWrite,
+    Lease, PostCounts, StoreError, WindowEntry,
 };
+use crate::time::now_ts;
 
 /// The Counts table, with the conditional update's semantics: one item per post; and the
 /// recount window entries the aggregator records, by (bucket, job, user).
-#[derive(Debug, Default)]
+///
+/// A clone is the same table (as two clients of one DynamoDB table are): the aggregator and the
+/// API of one test share it that way.
+#[derive(Debug, Default, Clone)]
 pub struct MemoryCounts {
-    items: Mutex<HashMap<PostId, PostCounts>>,
+    items: Arc<Mutex<HashMap<PostId, PostCounts>>>,
     windows: SharedWindows,
     /// Recount leases: post → (job, until).
-    leases: Mutex<HashMap<PostId, (String, i64)>>,
+    leases: Arc<Mutex<HashMap<PostId, (String, i64)>>>,
 }
 
 impl MemoryCounts {
@@ -76,7 +80,6 @@ impl CountsLedger for MemoryCounts {
         &self,
         post: &PostId,
         writes: &[BucketWrite<'_>],
-        now: &str,
     ) -> Result<ApplyOutcome, StoreError> {
         let mut items = self.items.lock().map_err(|_| poisoned())?;
         let item = items.entry(post.clone()).or_default();
@@ -95,7 +98,7 @@ impl CountsLedger for MemoryCounts {
             b.hwm_created = Some(w.last_created);
             counts.push((w.bucket, b.count));
         }
-        item.updated_at = Some(now.to_owned());
+        item.updated_at = Some(now_ts());
         Ok(ApplyOutcome::Applied { counts })
     }
 
@@ -108,22 +111,14 @@ impl CountsLedger for MemoryCounts {
             .cloned())
     }
 
-    async fn fence(
-        &self,
-        post: &PostId,
-        bucket: u8,
-        fence: FenceWrite<'_>,
-        seq: Seq<'_>,
-        created: i64,
-        now: &str,
-    ) -> Result<ApplyOutcome, StoreError> {
+    async fn fence(&self, post: &PostId, r: &FenceRecord<'_>) -> Result<ApplyOutcome, StoreError> {
         let mut items = self.items.lock().map_err(|_| poisoned())?;
         let item = items.entry(post.clone()).or_default();
-        let b = &mut item.buckets[usize::from(bucket)];
-        if b.hwm.as_ref().is_some_and(|h| h.as_seq() >= seq) {
+        let b = &mut item.buckets[usize::from(r.bucket)];
+        if b.hwm.as_ref().is_some_and(|h| h.as_seq() >= r.seq) {
             return Ok(ApplyOutcome::AlreadyApplied);
         }
-        match fence {
+        match r.fence {
             FenceWrite::Begin { job } => b.window = Some(job.to_owned()),
             FenceWrite::End { job, closes: true } => {
                 if b.window.as_deref() != Some(job) {
@@ -134,21 +129,20 @@ impl CountsLedger for MemoryCounts {
             }
             FenceWrite::End { closes: false, .. } => {}
         }
-        b.hwm = Some(seq.to_owned());
-        b.hwm_created = Some(created);
-        item.updated_at = Some(now.to_owned());
+        b.hwm = Some(r.seq.to_owned());
+        b.hwm_created = Some(r.created);
+        item.updated_at = Some(now_ts());
         Ok(ApplyOutcome::Applied { counts: Vec::new() })
     }
 
     async fn record_window(
         &self,
         bucket: &PostBucket,
-        job: &str,
         entries: &[WindowEntry<'_>],
     ) -> Result<(), StoreError> {
         let mut w = self.windows.lock().map_err(|_| poisoned())?;
         for e in entries {
-            let key = (bucket.clone(), job.to_owned(), e.user.to_owned());
+            let key = (bucket.clone(), e.job.to_owned(), e.user.to_owned());
             w.insert(key, (e.seq.to_owned(), e.liked));
         }
         Ok(())
