@@ -8,14 +8,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 . "$root/scripts/lib.sh"
 "$root/scripts/venv.sh" >/dev/null
-venv="$root/.venv-apitest"
-stamp="$venv/.requirements.sha"
-want="$(sha256sum scripts/requirements-apitest.txt | cut -d' ' -f1)"
-if [ ! -x "$venv/bin/st" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r scripts/requirements-apitest.txt >&2
-  echo "$want" >"$stamp"
-fi
+venv="$("$root/scripts/pinned-venv.sh" .venv-apitest scripts/requirements-apitest.txt st "pip installs schemathesis")"
 cargo build --quiet -p likes-local --bin likes-local
 bin="$(target_dir)/debug/likes-local"
 port="$(free_port)"

@@ -5,14 +5,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-venv="$root/.venv-bench"
-stamp="$venv/.requirements.sha"
-want="$(sha256sum testing/bench/requirements.txt | cut -d' ' -f1)"
-if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r testing/bench/requirements.txt >&2
-  echo "$want" >"$stamp"
-fi
+"$root/scripts/pinned-venv.sh" .venv-bench testing/bench/requirements.txt python "pip installs the Python peer's boto3" >/dev/null
 if [ -n "${EVENT:-}" ]; then
   exec cargo run --release --quiet -p likes-bench -- decode "$EVENT"
 fi

@@ -4,17 +4,6 @@
 # `cargo lambda` works:
 #   PATH="$(scripts/lambda-venv.sh):$PATH" cargo lambda build --release --arm64
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-venv="$root/.venv-lambda"
-stamp="$venv/.requirements.sha"
-want="$(sha256sum "$root/scripts/requirements-lambda.txt" | cut -d' ' -f1)"
-if [ ! -x "$venv/bin/cargo-lambda" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  if ! command -v python3 >/dev/null; then
-    echo "python3 not found: install Python 3 (3.11 is tested); pip installs cargo-lambda and Zig" >&2
-    exit 1
-  fi
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$root/scripts/requirements-lambda.txt" >&2
-  echo "$want" >"$stamp"
-fi
+venv="$("$(dirname "$0")/pinned-venv.sh" .venv-lambda scripts/requirements-lambda.txt cargo-lambda \
+  "pip installs cargo-lambda and Zig")"
 echo "$venv/bin"

@@ -1,4 +1,4 @@
-# Shared by the infra scripts (source it; needs $root set to the repository).
+# Shared by the scripts (source it; needs $root set to the repository).
 
 # A free loopback port.
 free_port() {

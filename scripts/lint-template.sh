@@ -4,14 +4,7 @@
 # tools (scripts/requirements-sam.txt) into .venv-sam on first run.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-venv="$root/.venv-sam"
-stamp="$venv/.requirements.sha"
-want="$(sha256sum "$root/scripts/requirements-sam.txt" | cut -d' ' -f1)"
-if [ ! -x "$venv/bin/sam" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$root/scripts/requirements-sam.txt" >&2
-  echo "$want" >"$stamp"
-fi
+venv="$("$root/scripts/pinned-venv.sh" .venv-sam scripts/requirements-sam.txt sam "pip installs SAM CLI and cfn-lint")"
 export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}" SAM_CLI_TELEMETRY=0
 cd "$root"
 "$venv/bin/sam" validate --lint

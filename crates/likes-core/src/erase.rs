@@ -160,3 +160,106 @@ pub async fn erase_post<S: EraseStore>(
     }
     Ok(deleted)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::control::{fence_key, Phase};
+    use crate::store::memory::MemoryLikes;
+    use crate::store::{LikesAdmin, LikesStore};
+    use crate::write_token::WriteToken;
+
+    fn post(raw: &str) -> PostId {
+        PostId::parse(raw).expect("a post id")
+    }
+
+    fn user(raw: &str) -> UserId {
+        UserId::parse(raw).expect("a user id")
+    }
+
+    async fn like(store: &MemoryLikes, p: &str, u: &str, at: &str, token: &WriteToken) {
+        assert!(store
+            .like(&post(p), &user(u), at, token)
+            .await
+            .expect("liked"));
+    }
+
+    #[tokio::test]
+    async fn a_users_erase_keeps_likes_made_after_the_request_and_reports_progress() {
+        let store = MemoryLikes::default();
+        let token = WriteToken::random();
+        for i in 0..250 {
+            let at = format!("2026-12-01T10:00:{:02}.000Z", i % 50);
+            like(&store, &format!("p{i}"), "u1", &at, &token).await;
+        }
+        like(&store, "later", "u1", "2026-12-01T11:00:00.000Z", &token).await;
+        like(&store, "p1", "u2", "2026-12-01T10:00:00.000Z", &token).await;
+        let seen = Mutex::new(Vec::new());
+        let progress = |n: usize| seen.lock().expect("lock").push(n);
+        let sweep = Sweep {
+            progress: &progress,
+            empty_sweeps: 2,
+            pause: Duration::ZERO,
+            before: Some("2026-12-01T10:59:59.999Z"),
+        };
+        assert_eq!(
+            erase_user(&store, &user("u1"), &sweep)
+                .await
+                .expect("erased"),
+            250
+        );
+        let left: Vec<(String, String)> = store
+            .pairs()
+            .into_iter()
+            .map(|(p, u)| (p.to_string(), u.to_string()))
+            .collect();
+        assert_eq!(
+            left,
+            vec![
+                ("later".to_owned(), "u1".to_owned()),
+                ("p1".to_owned(), "u2".to_owned())
+            ]
+        );
+        let seen = seen.into_inner().expect("lock");
+        assert_eq!(seen.last(), Some(&250));
+        assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    }
+
+    #[tokio::test]
+    async fn a_posts_erase_deletes_its_likes_and_control_items_and_counts_the_likes() {
+        let store = MemoryLikes::default();
+        let named = WriteToken::from_key("k1").expect("a key");
+        for u in 0..40 {
+            like(
+                &store,
+                "gone",
+                &format!("u{u}"),
+                "2026-12-01T10:00:00.000Z",
+                &named,
+            )
+            .await;
+        }
+        like(&store, "kept", "u1", "2026-12-01T10:00:00.000Z", &named).await;
+        let gone = post("gone");
+        let bucket = PostBucket::all(&gone).next().expect("a bucket");
+        store
+            .put_fence(&bucket, "job1", Phase::Begin)
+            .await
+            .expect("a fence");
+        assert_eq!(
+            erase_post(&store, &gone, &|_| {}).await.expect("erased"),
+            40
+        );
+        assert_eq!(store.pairs().len(), 1);
+        for b in PostBucket::all(&gone) {
+            assert!(store.bucket_page(&b).await.expect("read").is_empty());
+        }
+        assert!(!store
+            .recount_items(&bucket)
+            .await
+            .expect("read")
+            .contains(&fence_key("job1", Phase::Begin)));
+    }
+}

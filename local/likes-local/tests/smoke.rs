@@ -104,6 +104,12 @@ fn make_smoke(api: &str, token: &str, deadline: Option<u64>) -> Smoke {
     run
 }
 
+/// The smoke run's post is not liked (the run unliked it on its way out).
+fn assert_not_liked(stack: &Stack, tok: &str, post: &str) {
+    let (s, b) = http(stack.port, "GET", &format!("/posts/{post}/like"), Some(tok)).unwrap();
+    assert_eq!((s, &b["liked"]), (200, &Value::Bool(false)), "{b}");
+}
+
 #[test]
 fn smoke_passes_against_the_local_stack_and_leaves_it_as_it_found_it() {
     let stack = start(0);
@@ -133,14 +139,7 @@ fn smoke_passes_against_the_local_stack_and_leaves_it_as_it_found_it() {
     // Nothing is left behind: the post is not liked, its count is 0, and it is not in my likes.
     let post = run.post();
     assert!(post.starts_with("smoke-"), "{post}");
-    let (s, b) = http(
-        stack.port,
-        "GET",
-        &format!("/posts/{post}/like"),
-        Some(&tok),
-    )
-    .unwrap();
-    assert_eq!((s, &b["liked"]), (200, &Value::Bool(false)), "{b}");
+    assert_not_liked(&stack, &tok, &post);
     let (s, b) = http(
         stack.port,
         "GET",
@@ -243,12 +242,5 @@ fn smoke_fails_when_the_count_does_not_converge_and_removes_its_like() {
         "{}",
         run.shown()
     );
-    let (s, b) = http(
-        stack.port,
-        "GET",
-        &format!("/posts/{post}/like"),
-        Some(&tok),
-    )
-    .unwrap();
-    assert_eq!((s, &b["liked"]), (200, &Value::Bool(false)), "{b}");
+    assert_not_liked(&stack, &tok, &post);
 }

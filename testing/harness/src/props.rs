@@ -21,7 +21,9 @@ pub struct Case {
 const USERS: usize = 7;
 const POSTS: usize = 3;
 
-fn delivery() -> impl Strategy<Value = Delivery> {
+/// One delivery of a batch, as the event source mapping may make it: the faults the models
+/// draw from.
+pub fn delivery() -> impl Strategy<Value = Delivery> {
     prop_oneof![
         3 => Just(Delivery::Clean),
         2 => (0usize..20).prop_map(Delivery::FailRow),

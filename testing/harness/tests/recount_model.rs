@@ -13,20 +13,11 @@ use count_aggregator::Aggregator;
 use likes_admin::recount::exact_count;
 use likes_core::store::memory::MemoryCounts;
 use likes_core::{bucket_of, BucketWrite, CountsLedger, PostBucket, PostId, Seq, UserId};
+use likes_harness::props::delivery;
 use likes_harness::stream::{simulate, Delivery, FaultyCounts, Rec};
 use proptest::prelude::*;
 
 const USERS: usize = 8;
-
-fn delivery() -> impl Strategy<Value = Delivery> {
-    prop_oneof![
-        3 => Just(Delivery::Clean),
-        2 => (0usize..20).prop_map(Delivery::FailRow),
-        2 => (0usize..20).prop_map(Delivery::LoseResponse),
-        2 => (0usize..6).prop_map(Delivery::Crash),
-        2 => (0usize..20).prop_map(Delivery::Redeliver),
-    ]
-}
 
 #[derive(Debug, Clone)]
 struct Case {

@@ -60,3 +60,36 @@ pub async fn release<C: CountsAdmin>(
 ) -> Result<(), AdminError> {
     Ok(counts.release_lease(post, job).await?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use likes_core::store::memory::MemoryCounts;
+
+    /// The lease's rules on the in-memory store (the emulator's run is `tests/lease.rs`).
+    #[tokio::test]
+    async fn one_job_per_post_and_a_lost_lease_is_lost_for_good() {
+        let counts = MemoryCounts::default();
+        let post = PostId::parse("p").expect("an id");
+        let long = Duration::from_secs(600);
+        acquire(&counts, &post, "a", long)
+            .await
+            .expect("a takes it");
+        let refused = acquire(&counts, &post, "b", long).await;
+        assert!(matches!(&refused, Err(AdminError::Busy { job, .. }) if job == "a"));
+        // a's lease ends (taken again to end in the past), and b takes the post over.
+        release(&counts, &post, "a").await.expect("released");
+        counts
+            .acquire_lease(&post, "a", now() - 10, now())
+            .await
+            .expect("a again, ending at once");
+        acquire(&counts, &post, "b", long)
+            .await
+            .expect("b takes over");
+        let lost = renew(&counts, &post, "a", long).await;
+        assert!(matches!(&lost, Err(AdminError::LeaseLost { job, .. }) if job == "a"));
+        release(&counts, &post, "a").await.expect("a no-op");
+        let refused = acquire(&counts, &post, "c", long).await;
+        assert!(matches!(&refused, Err(AdminError::Busy { job, .. }) if job == "b"));
+    }
+}

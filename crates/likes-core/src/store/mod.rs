@@ -14,7 +14,7 @@
 pub mod admin;
 pub mod counts;
 pub mod error;
-#[cfg(feature = "testing")]
+#[cfg(any(test, feature = "testing"))]
 pub mod memory;
 pub mod page;
 

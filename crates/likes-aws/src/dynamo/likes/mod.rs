@@ -64,7 +64,8 @@ impl LikesStore for DynamoLikes {
         liked_at: &str,
         token: &WriteToken,
     ) -> Result<bool, StoreError> {
-        self.write_like(post, user, liked_at, token).await
+        let request = write::Request { post, user, token };
+        self.write_like(&request, liked_at).await
     }
 
     async fn unlike(
@@ -73,7 +74,8 @@ impl LikesStore for DynamoLikes {
         user: &UserId,
         token: &WriteToken,
     ) -> Result<bool, StoreError> {
-        self.write_unlike(post, user, token).await
+        self.write_unlike(&write::Request { post, user, token })
+            .await
     }
 
     async fn liked_at(&self, post: &PostId, user: &UserId) -> Result<Option<String>, StoreError> {

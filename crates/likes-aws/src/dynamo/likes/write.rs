@@ -25,6 +25,7 @@
 //! answer was lost is applied by DynamoDB within the attempt's timeout (3 s) or not at all, so
 //! that an `OutcomeUnknown` request has settled by the time its 503 reaches the client.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
@@ -40,8 +41,8 @@ use likes_core::{PostBucket, PostId, StoreError, UserId, WriteToken};
 use super::{item_key, like_key, DynamoLikes};
 use crate::dynamo::calls::get_string;
 use crate::dynamo::classify::{build, classify};
-use crate::dynamo::s;
 use crate::dynamo::schema::likes::{EXPIRES_AT, LIKED_AT, OP, POST_ID, SK, TOKEN};
+use crate::dynamo::{failed_condition, s};
 
 /// Attempts at a write that failed without taking effect.
 const ATTEMPTS: u32 = 3;
@@ -76,20 +77,34 @@ fn is_ccf(code: Option<&str>) -> bool {
     code == Some("ConditionalCheckFailed")
 }
 
+/// One like or unlike request: whose, of which post, and its token.
+pub(super) struct Request<'a> {
+    pub post: &'a PostId,
+    pub user: &'a UserId,
+    pub token: &'a WriteToken,
+}
+
+/// The like item a request writes.
+fn like_item(r: &Request<'_>, liked_at: &str) -> HashMap<String, AttributeValue> {
+    let mut item = like_key(r.post, r.user);
+    item.insert(POST_ID.to_owned(), s(r.post.as_str()));
+    item.insert(LIKED_AT.to_owned(), s(liked_at));
+    item.insert(TOKEN.to_owned(), s(r.token.as_str()));
+    item
+}
+
 impl DynamoLikes {
     pub(super) async fn write_like(
         &self,
-        post: &PostId,
-        user: &UserId,
+        r: &Request<'_>,
         liked_at: &str,
-        token: &WriteToken,
     ) -> Result<bool, StoreError> {
-        if token.is_keyed() {
-            return self.keyed(Op::Like, post, user, liked_at, token).await;
+        if r.token.is_keyed() {
+            return self.keyed(Op::Like, r, liked_at).await;
         }
         let mut attempt = 1;
         loop {
-            match self.put_like(post, user, liked_at, token).await {
+            match self.put_like(r, liked_at).await {
                 Err(StoreError::Unavailable(_)) if attempt < ATTEMPTS => {
                     tokio::time::sleep(backoff(attempt)).await;
                     attempt += 1;
@@ -97,8 +112,8 @@ impl DynamoLikes {
                 Err(StoreError::OutcomeUnknown(detail)) => {
                     // Not retried (see the module docs). Our token on the item proves the write
                     // landed; anything else leaves the outcome open.
-                    return match self.stored_token(post, user).await {
-                        Ok(Some(t)) if t == token.as_str() => Ok(true),
+                    return match self.stored_token(r).await {
+                        Ok(Some(t)) if t == r.token.as_str() => Ok(true),
                         _ => Err(StoreError::OutcomeUnknown(detail)),
                     };
                 }
@@ -107,21 +122,12 @@ impl DynamoLikes {
         }
     }
 
-    async fn put_like(
-        &self,
-        post: &PostId,
-        user: &UserId,
-        liked_at: &str,
-        token: &WriteToken,
-    ) -> Result<bool, StoreError> {
+    async fn put_like(&self, r: &Request<'_>, liked_at: &str) -> Result<bool, StoreError> {
         let res = self
             .client
             .put_item()
             .table_name(&self.table)
-            .set_item(Some(like_key(post, user)))
-            .item(POST_ID, s(post.as_str()))
-            .item(LIKED_AT, s(liked_at))
-            .item(TOKEN, s(token.as_str()))
+            .set_item(Some(like_item(r, liked_at)))
             // INSERT … ON CONFLICT DO NOTHING: checked atomically with the write.
             .condition_expression("attribute_not_exists(#sk)")
             .expression_attribute_names("#sk", SK)
@@ -138,20 +144,15 @@ impl DynamoLikes {
                     .item()
                     .and_then(|item| item.get(TOKEN))
                     .and_then(|v| v.as_s().ok())
-                    .is_some_and(|t| t == token.as_str())),
+                    .is_some_and(|t| t == r.token.as_str())),
                 _ => Err(classify(e)),
             },
         }
     }
 
-    pub(super) async fn write_unlike(
-        &self,
-        post: &PostId,
-        user: &UserId,
-        token: &WriteToken,
-    ) -> Result<bool, StoreError> {
-        if token.is_keyed() {
-            return self.keyed(Op::Unlike, post, user, "", token).await;
+    pub(super) async fn write_unlike(&self, r: &Request<'_>) -> Result<bool, StoreError> {
+        if r.token.is_keyed() {
+            return self.keyed(Op::Unlike, r, "").await;
         }
         let mut attempt = 1;
         loop {
@@ -159,7 +160,7 @@ impl DynamoLikes {
                 .client
                 .delete_item()
                 .table_name(&self.table)
-                .set_key(Some(like_key(post, user)))
+                .set_key(Some(like_key(r.post, r.user)))
                 // Without the condition a delete of a missing item also succeeds, and the caller
                 // could not tell whether anything changed.
                 .condition_expression("attribute_exists(#sk)")
@@ -169,14 +170,10 @@ impl DynamoLikes {
                 .send()
                 .await;
             let err = match res {
-                Ok(_) => return Ok(true),
-                Err(e)
-                    if e.as_service_error()
-                        .is_some_and(|se| se.is_conditional_check_failed_exception()) =>
-                {
-                    return Ok(false)
-                }
+                // Nothing to delete: the user did not like the post.
+                Err(e) if failed_condition(&e) => return Ok(false),
                 Err(e) => classify(e),
+                Ok(_) => return Ok(true),
             };
             match err {
                 StoreError::Unavailable(_) if attempt < ATTEMPTS => {
@@ -190,17 +187,10 @@ impl DynamoLikes {
     }
 
     /// A request the client named: its effect and its marker in one transaction.
-    async fn keyed(
-        &self,
-        op: Op,
-        post: &PostId,
-        user: &UserId,
-        liked_at: &str,
-        token: &WriteToken,
-    ) -> Result<bool, StoreError> {
+    async fn keyed(&self, op: Op, r: &Request<'_>, liked_at: &str) -> Result<bool, StoreError> {
         let mut attempt = 1;
         loop {
-            let err = match self.transact(op, post, user, liked_at, token).await {
+            let err = match self.transact(op, r, liked_at).await {
                 Ok(changed) => return Ok(changed),
                 Err(e) => e,
             };
@@ -211,7 +201,7 @@ impl DynamoLikes {
                 }
                 StoreError::OutcomeUnknown(detail) => {
                     // The marker exists exactly when the transaction was applied.
-                    return match self.marker_op(post, user, token).await {
+                    return match self.marker_op(r).await {
                         Ok(Some(found)) if found == op.name() => Ok(true),
                         Ok(Some(_)) => Err(StoreError::KeyReused),
                         _ => Err(StoreError::OutcomeUnknown(detail)),
@@ -222,23 +212,13 @@ impl DynamoLikes {
         }
     }
 
-    async fn transact(
-        &self,
-        op: Op,
-        post: &PostId,
-        user: &UserId,
-        liked_at: &str,
-        token: &WriteToken,
-    ) -> Result<bool, StoreError> {
-        let bucket = PostBucket::for_like(post, user);
+    async fn transact(&self, op: Op, r: &Request<'_>, liked_at: &str) -> Result<bool, StoreError> {
+        let bucket = PostBucket::for_like(r.post, r.user);
         let effect = match op {
             Op::Like => TransactWriteItem::builder().put(
                 Put::builder()
                     .table_name(&self.table)
-                    .set_item(Some(like_key(post, user)))
-                    .item(POST_ID, s(post.as_str()))
-                    .item(LIKED_AT, s(liked_at))
-                    .item(TOKEN, s(token.as_str()))
+                    .set_item(Some(like_item(r, liked_at)))
                     .condition_expression("attribute_not_exists(#sk)")
                     .expression_attribute_names("#sk", SK)
                     .build()
@@ -247,7 +227,7 @@ impl DynamoLikes {
             Op::Unlike => TransactWriteItem::builder().delete(
                 Delete::builder()
                     .table_name(&self.table)
-                    .set_key(Some(like_key(post, user)))
+                    .set_key(Some(like_key(r.post, r.user)))
                     .condition_expression("attribute_exists(#sk)")
                     .expression_attribute_names("#sk", SK)
                     .build()
@@ -257,7 +237,7 @@ impl DynamoLikes {
         let expires = chrono::Utc::now().timestamp() + MARKER_TTL_SECS;
         let marker = Put::builder()
             .table_name(&self.table)
-            .set_item(Some(item_key(&bucket, marker_key(user, token))))
+            .set_item(Some(item_key(&bucket, marker_key(r.user, r.token))))
             .item(OP, s(op.name()))
             .item(EXPIRES_AT, AttributeValue::N(expires.to_string()))
             .condition_expression("attribute_not_exists(#sk)")
@@ -306,21 +286,15 @@ impl DynamoLikes {
         )))
     }
 
-    async fn marker_op(
-        &self,
-        post: &PostId,
-        user: &UserId,
-        token: &WriteToken,
-    ) -> Result<Option<String>, StoreError> {
-        let key = item_key(&PostBucket::for_like(post, user), marker_key(user, token));
+    async fn marker_op(&self, r: &Request<'_>) -> Result<Option<String>, StoreError> {
+        let key = item_key(
+            &PostBucket::for_like(r.post, r.user),
+            marker_key(r.user, r.token),
+        );
         get_string(&self.client, &self.table, key, OP).await
     }
 
-    async fn stored_token(
-        &self,
-        post: &PostId,
-        user: &UserId,
-    ) -> Result<Option<String>, StoreError> {
-        get_string(&self.client, &self.table, like_key(post, user), TOKEN).await
+    async fn stored_token(&self, r: &Request<'_>) -> Result<Option<String>, StoreError> {
+        get_string(&self.client, &self.table, like_key(r.post, r.user), TOKEN).await
     }
 }
