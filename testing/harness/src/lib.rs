@@ -5,7 +5,7 @@
 
 pub mod calls;
 pub mod events;
-pub mod faults;
+pub mod sdk_faults;
 pub mod linear;
 pub mod props;
 pub mod stream;

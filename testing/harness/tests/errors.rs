@@ -4,7 +4,7 @@
 use aws_sdk_dynamodb::config::{BehaviorVersion, Region};
 use likes_aws::{DynamoCounts, DynamoLikes};
 use likes_core::{PostId, UserId};
-use likes_harness::faults::{Fault, Faults};
+use likes_harness::sdk_faults::{Fault, Faults};
 use likes_harness::{call_as, endpoint, like_path, Tables};
 
 fn app_on(client: aws_sdk_dynamodb::Client) -> likes_api::App<DynamoLikes, DynamoCounts> {

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use likes_core::{PostId, UserId};
-use likes_harness::faults::{Fault, Faults};
+use likes_harness::sdk_faults::{Fault, Faults};
 use likes_harness::{call, call_as, like_path, ApiEvent, Reply, Tables};
 use serde_json::Value;
 

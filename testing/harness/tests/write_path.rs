@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use likes_core::{PostId, UserId};
-use likes_harness::faults::{Fault, Faults};
+use likes_harness::sdk_faults::{Fault, Faults};
 use likes_harness::{call, call_as, client_for, like_path, ApiEvent, Tables};
 use serde_json::Value;
 

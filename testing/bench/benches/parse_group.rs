@@ -1,7 +1,7 @@
 //! CPU cost of the aggregator's pure part: decoding a Lambda DynamoDB stream payload and
 //! grouping its records by (post, bucket). Prints records/s for 1,000 and 10,000 records.
 //!
-//! `cargo bench -p count-aggregator`
+//! `cargo bench -p likes-bench --bench parse_group`
 
 use std::hint::black_box;
 
