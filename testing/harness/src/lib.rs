@@ -5,9 +5,9 @@
 
 pub mod calls;
 pub mod events;
-pub mod sdk_faults;
 pub mod linear;
 pub mod props;
+pub mod sdk_faults;
 pub mod stream;
 
 use std::collections::HashMap;

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use likes_core::{PostId, UserId};
-use likes_harness::sdk_faults::{Fault, Faults};
 use likes_harness::linear::{linearizable, Answer, Kind, Op};
+use likes_harness::sdk_faults::{Fault, Faults};
 use likes_harness::{call, call_as, like_path, ApiEvent, Tables};
 
 const USERS: usize = 3;
