@@ -97,7 +97,7 @@ async fn counts_stay_exact_across_splits_rollovers_and_concurrent_shards() {
     }
     let shard_of = |pb: &PostBucket, phase: usize| match (pb.bucket % 2, phase) {
         (0, 0) => "r1",
-        (0, _) if pb.bucket % 4 == 0 => "c1a",
+        (0, _) if pb.bucket.is_multiple_of(4) => "c1a",
         (0, _) => "c1b",
         (_, 0) => "r2",
         (_, _) => "c2",
