@@ -2,27 +2,26 @@
 //! with [`super::MemoryCounts`]) recount windows.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use super::{poisoned, SharedWindows};
 use crate::bucket::{fnv1a64, PostBucket};
-use crate::control::{self, fence_key, is_control, Phase};
-use crate::erase::EraseStore;
+use crate::control;
 use crate::ids::{PostId, UserId};
 use crate::store::page::{self, BucketScan, Page};
-use crate::store::{LikerPos, LikesAdmin, LikesStore, StoreError, UserLikePos};
+use crate::store::{LikerPos, LikesStore, StoreError, UserLikePos};
 use crate::write_token::WriteToken;
 
-/// The Likes table: one entry per (post bucket, user), holding `liked_at`; and the markers of
-/// named requests, by (post bucket, user, token), holding the operation.
+/// The Likes table: one entry per (post bucket, user), holding `liked_at`; the markers of named
+/// requests, by (post bucket, sort key), holding whether the request was a like; recount fences;
+/// and (shared with the Counts store) recount windows.
 #[derive(Debug, Default)]
 pub struct MemoryLikes {
-    items: Mutex<BTreeMap<(PostBucket, UserId), String>>,
+    pub(super) items: Mutex<BTreeMap<(PostBucket, UserId), String>>,
     /// Named requests' markers, by bucket and sort key: whether the request was a like.
-    markers: Mutex<HashMap<(PostBucket, String), bool>>,
+    pub(super) markers: Mutex<HashMap<(PostBucket, String), bool>>,
     /// Recount fences, by bucket and sort key.
-    fences: Mutex<BTreeSet<(PostBucket, String)>>,
+    pub(super) fences: Mutex<BTreeSet<(PostBucket, String)>>,
     pub(super) windows: SharedWindows,
 }
 
@@ -173,226 +172,5 @@ impl LikesStore for MemoryLikes {
             .filter(|p| items.contains_key(&(PostBucket::for_like(p, user), user.clone())))
             .cloned()
             .collect())
-    }
-}
-
-impl MemoryLikes {
-    /// Removes `bucket`'s item under `sort_key`, whatever it is; whether there was one.
-    fn remove_item(&self, bucket: &PostBucket, sort_key: &str) -> Result<bool, StoreError> {
-        let key = (bucket.clone(), sort_key.to_owned());
-        if self
-            .markers
-            .lock()
-            .map_err(|_| poisoned())?
-            .remove(&key)
-            .is_some()
-        {
-            return Ok(true);
-        }
-        if control::all_windows().contains(sort_key) {
-            let mut windows = self.windows.lock().map_err(|_| poisoned())?;
-            let before = windows.len();
-            windows.retain(|(b, job, user), _| {
-                !(b == bucket && control::window_key(job, user) == sort_key)
-            });
-            return Ok(windows.len() < before);
-        }
-        if is_control(sort_key) {
-            let mut fences = self.fences.lock().map_err(|_| poisoned())?;
-            return Ok(fences.remove(&key));
-        }
-        let Ok(user) = UserId::parse(sort_key) else {
-            return Ok(false);
-        };
-        let mut items = self.items.lock().map_err(|_| poisoned())?;
-        Ok(items.remove(&(bucket.clone(), user)).is_some())
-    }
-
-    /// Every sort key of the bucket's fences and window entries.
-    fn recount_keys(&self, bucket: &PostBucket) -> Result<Vec<String>, StoreError> {
-        let fences = self.fences.lock().map_err(|_| poisoned())?;
-        let windows = self.windows.lock().map_err(|_| poisoned())?;
-        let mut keys: Vec<String> = fences
-            .iter()
-            .filter(|(b, _)| b == bucket)
-            .map(|(_, k)| k.clone())
-            .collect();
-        keys.extend(
-            windows
-                .keys()
-                .filter(|(b, _, _)| b == bucket)
-                .map(|(_, job, user)| control::window_key(job, user)),
-        );
-        Ok(keys)
-    }
-}
-
-impl LikesAdmin for MemoryLikes {
-    async fn count_bucket(&self, bucket: &PostBucket) -> Result<i64, StoreError> {
-        let items = self.items.lock().map_err(|_| poisoned())?;
-        Ok(items.keys().filter(|(b, _)| b == bucket).count() as i64)
-    }
-
-    async fn bucket_users(&self, bucket: &PostBucket) -> Result<HashSet<String>, StoreError> {
-        let items = self.items.lock().map_err(|_| poisoned())?;
-        Ok(items
-            .keys()
-            .filter(|(b, _)| b == bucket)
-            .map(|(_, u)| u.to_string())
-            .collect())
-    }
-
-    async fn put_fence(
-        &self,
-        bucket: &PostBucket,
-        job: &str,
-        phase: Phase,
-    ) -> Result<(), StoreError> {
-        let mut fences = self.fences.lock().map_err(|_| poisoned())?;
-        fences.insert((bucket.clone(), fence_key(job, phase)));
-        Ok(())
-    }
-
-    async fn window(
-        &self,
-        bucket: &PostBucket,
-        job: &str,
-    ) -> Result<HashMap<String, bool>, StoreError> {
-        let windows = self.windows.lock().map_err(|_| poisoned())?;
-        Ok(windows
-            .iter()
-            .filter(|((b, j, _), _)| b == bucket && j == job)
-            .map(|((_, _, u), (_, liked))| (u.clone(), *liked))
-            .collect())
-    }
-
-    async fn recount_items(&self, bucket: &PostBucket) -> Result<Vec<String>, StoreError> {
-        self.recount_keys(bucket)
-    }
-
-    async fn delete_controls(
-        &self,
-        bucket: &PostBucket,
-        sort_keys: Vec<String>,
-    ) -> Result<(), StoreError> {
-        if let Some(like) = sort_keys.iter().find(|k| !is_control(k)) {
-            return Err(StoreError::Internal(format!(
-                "{like:?} is a like, not a control item"
-            )));
-        }
-        for key in sort_keys {
-            self.remove_item(bucket, &key)?;
-        }
-        Ok(())
-    }
-
-    async fn scan_posts(
-        &self,
-        segment: u32,
-        total: u32,
-        likes: &AtomicU64,
-    ) -> Result<BTreeSet<String>, StoreError> {
-        let items = self.items.lock().map_err(|_| poisoned())?;
-        let mut posts = BTreeSet::new();
-        for (i, (bucket, _)) in items.keys().enumerate() {
-            if i as u64 % u64::from(total.max(1)) == u64::from(segment) {
-                likes.fetch_add(1, Ordering::Relaxed);
-                posts.insert(bucket.post.to_string());
-            }
-        }
-        Ok(posts)
-    }
-}
-
-/// Items one page of a listing or a bucket read holds, as DynamoDB's 1 MB pages would.
-const PAGE: usize = 100;
-
-impl EraseStore for MemoryLikes {
-    /// The last (liked_at, bucket) listed.
-    type Resume = (String, PostBucket);
-
-    async fn user_likes(
-        &self,
-        user: &UserId,
-        up_to: Option<&str>,
-        from: Option<Self::Resume>,
-    ) -> Result<(Vec<PostBucket>, Option<Self::Resume>), StoreError> {
-        let items = self.items.lock().map_err(|_| poisoned())?;
-        let mut mine: Vec<(String, PostBucket)> = items
-            .iter()
-            .filter(|((_, u), t)| u == user && up_to.is_none_or(|up| t.as_str() <= up))
-            .map(|((b, _), t)| (t.clone(), b.clone()))
-            .collect();
-        mine.sort_by(|a, b| b.cmp(a));
-        let page: Vec<(String, PostBucket)> = mine
-            .into_iter()
-            .filter(|pos| from.as_ref().is_none_or(|f| pos < f))
-            .take(PAGE + 1)
-            .collect();
-        let more = page.len() > PAGE;
-        let page: Vec<_> = page.into_iter().take(PAGE).collect();
-        let next = if more { page.last().cloned() } else { None };
-        Ok((page.into_iter().map(|(_, b)| b).collect(), next))
-    }
-
-    async fn delete_like_made_by(
-        &self,
-        bucket: &PostBucket,
-        user: &UserId,
-        t: &str,
-    ) -> Result<bool, StoreError> {
-        let mut items = self.items.lock().map_err(|_| poisoned())?;
-        let key = (bucket.clone(), user.clone());
-        if items.get(&key).is_some_and(|at| at.as_str() <= t) {
-            items.remove(&key);
-            return Ok(true);
-        }
-        Ok(false)
-    }
-
-    async fn delete_likes(
-        &self,
-        user: &UserId,
-        buckets: Vec<PostBucket>,
-    ) -> Result<(), StoreError> {
-        let mut items = self.items.lock().map_err(|_| poisoned())?;
-        for b in buckets {
-            items.remove(&(b, user.clone()));
-        }
-        Ok(())
-    }
-
-    async fn bucket_page(&self, bucket: &PostBucket) -> Result<Vec<String>, StoreError> {
-        let mut keys: Vec<String> = {
-            let items = self.items.lock().map_err(|_| poisoned())?;
-            items
-                .keys()
-                .filter(|(b, _)| b == bucket)
-                .map(|(_, u)| u.to_string())
-                .collect()
-        };
-        let markers = self.markers.lock().map_err(|_| poisoned())?;
-        keys.extend(
-            markers
-                .keys()
-                .filter(|(b, _)| b == bucket)
-                .map(|(_, k)| k.clone()),
-        );
-        drop(markers);
-        keys.extend(self.recount_keys(bucket)?);
-        keys.sort();
-        keys.truncate(PAGE);
-        Ok(keys)
-    }
-
-    async fn delete_items(
-        &self,
-        bucket: &PostBucket,
-        sort_keys: Vec<String>,
-    ) -> Result<(), StoreError> {
-        for key in sort_keys {
-            self.remove_item(bucket, &key)?;
-        }
-        Ok(())
     }
 }

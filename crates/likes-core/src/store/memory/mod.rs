@@ -7,6 +7,7 @@
 
 mod counts;
 mod likes;
+mod likes_admin;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
