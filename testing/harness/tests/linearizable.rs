@@ -2,6 +2,9 @@
 //! through the handler while the client injects throttles, lost answers and bare 5xx answers.
 //! Every request's interval and answer is recorded, and the history of each (user, post) is
 //! checked for a linearization against the final table (`likes_harness::linear`).
+//! Named requests are also sent again after their answer came (a client's duplicate): the
+//! duplicate must be answered as the first was — `changed: false` for a request that changed
+//! nothing — and never take effect, whatever other devices did in between.
 //! `LIKES_LINEAR_SEED` replays a run; `LIKES_LINEAR_REQUESTS` sizes it (default 1,080).
 
 use std::collections::{BTreeMap, HashMap};
@@ -72,6 +75,9 @@ async fn concurrent_likes_and_unlikes_under_faults_are_linearizable() {
         let mut rng = Rng(seed ^ (device as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d));
         tasks.push(tokio::spawn(async move {
             let mut history = Vec::new();
+            // A named request answered definitely, to be sent again after the next request.
+            let mut duplicate: Option<(usize, Kind, String, Answer)> = None;
+            let mut mismatches = Vec::new();
             for _ in 0..per_device {
                 let p = rng.below(POSTS as u64) as usize;
                 let kind = if rng.below(2) == 0 {
@@ -108,14 +114,46 @@ async fn concurrent_likes_and_unlikes_under_faults_are_linearizable() {
                         answer,
                     },
                 ));
+                if let Some((dp, dkind, dkey, first)) = duplicate.take() {
+                    let method = if dkind == Kind::Like { "PUT" } else { "DELETE" };
+                    let event = ApiEvent::new(method, &like_path(&posts[dp]))
+                        .caller(user.as_str())
+                        .header("Idempotency-Key", &dkey);
+                    let (status, body, _) = call(&app, event).await;
+                    match answer_of(status, &body) {
+                        // Answered as the first attempt was: in the history it changes nothing.
+                        again if again == first => {
+                            let at = started.elapsed().as_micros() as u64;
+                            let op = Op {
+                                kind: dkind,
+                                start: at,
+                                end: at,
+                                answer: Answer::NoEffect,
+                            };
+                            history.push((dp, op));
+                        }
+                        // A fault on the way: the duplicate is no evidence either way.
+                        Answer::Unknown | Answer::NoEffect => {}
+                        other => mismatches.push(format!(
+                            "a duplicate of a named {dkind:?} answered {other:?}, the first {first:?}"
+                        )),
+                    }
+                }
+                if let (Some(k), Answer::Changed(_)) = (&key, answer) {
+                    if rng.below(2) == 0 {
+                        duplicate = Some((p, kind, k.clone(), answer));
+                    }
+                }
             }
-            (device % USERS, history)
+            (device % USERS, history, mismatches)
         }));
     }
     let mut by_key: HashMap<(usize, usize), Vec<Op>> = HashMap::new();
     let mut answers: BTreeMap<String, usize> = BTreeMap::new();
+    let mut mismatches = Vec::new();
     for task in tasks {
-        let (u, history) = task.await.expect("a device");
+        let (u, history, wrong) = task.await.expect("a device");
+        mismatches.extend(wrong);
         for (p, op) in history {
             *answers.entry(format!("{:?}", op.answer)).or_default() += 1;
             by_key.entry((u, p)).or_default().push(op);
@@ -145,4 +183,5 @@ async fn concurrent_likes_and_unlikes_under_faults_are_linearizable() {
         "too few faults to mean anything"
     );
     assert_eq!(violations, 0);
+    assert!(mismatches.is_empty(), "{mismatches:#?}");
 }

@@ -182,3 +182,42 @@ async fn a_named_like_is_answered_once_and_never_applied_twice() {
     let (_, likers, _) = call_as(&t.app(), "GET", &format!("/posts/{post}/likes"), &sub).await;
     assert_eq!(likers["items"].as_array().map(Vec::len), Some(1));
 }
+
+/// A named request that changed nothing is remembered like one that did: an unlike named K of a
+/// post the user did not like answers `changed: false`; the user then likes from another device;
+/// a retry of K (its answer was lost, say) must answer `changed: false` again and leave the new
+/// like alone. The mirror case holds for a named like of a post already liked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_request_that_changed_nothing_never_takes_effect_later() {
+    let t = Tables::new().await;
+    let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
+    let unlike = call(&t.app(), keyed("DELETE", &post, &sub, "u1")).await;
+    assert_eq!((unlike.0, &unlike.1["changed"]), (200, &Value::Bool(false)));
+    let like = call_as(&t.app(), "PUT", &like_path(&post), &sub).await;
+    assert_eq!(like.1["changed"], true, "{:?}", like.1);
+    for _ in 0..2 {
+        let retry = call(&t.app(), keyed("DELETE", &post, &sub, "u1")).await;
+        assert_eq!(
+            (retry.0, &retry.1["changed"]),
+            (200, &Value::Bool(false)),
+            "{:?}",
+            retry.1
+        );
+        assert!(liked(&t, &post, &sub).await, "the retried unlike took effect");
+    }
+
+    // The mirror: a named like of a post already liked, retried after an unlike.
+    let again = call(&t.app(), keyed("PUT", &post, &sub, "l1")).await;
+    assert_eq!((again.0, &again.1["changed"]), (200, &Value::Bool(false)));
+    let unlike = call_as(&t.app(), "DELETE", &like_path(&post), &sub).await;
+    assert_eq!(unlike.1["changed"], true, "{:?}", unlike.1);
+    let retry = call(&t.app(), keyed("PUT", &post, &sub, "l1")).await;
+    assert_eq!((retry.0, &retry.1["changed"]), (200, &Value::Bool(false)));
+    assert!(!liked(&t, &post, &sub).await, "the retried like took effect");
+    // A no-op's key is taken too: naming another request with it is a 422.
+    let reused = call(&t.app(), keyed("DELETE", &post, &sub, "l1")).await;
+    assert_eq!(
+        (reused.0, reused.1["error"]["code"].as_str()),
+        (422, Some("idempotency_key_reused"))
+    );
+}

@@ -16,10 +16,13 @@
 //!   leaves nothing to find), the answer is `OutcomeUnknown` — a 503 that says so — rather than
 //!   a guess.
 //! - A request the client names with an `Idempotency-Key` writes, in one transaction with its
-//!   effect, a marker item `~op#{user}#{token}` into the same partition. A retry with the same
-//!   key finds the marker and is answered `changed: true` without touching the like, however
-//!   the like changed in between; a marker's absence means the request has not taken effect.
-//!   Markers expire after a day (TTL attribute `expires_at`).
+//!   effect, a marker item (`likes_core::control::marker_key`) into the same partition. A retry
+//!   with the same key finds the marker and is answered `changed: true` without touching the
+//!   like, however the like changed in between. A named request that finds the like already as
+//!   asked records that too, in one transaction with the check that it still is (a
+//!   `ConditionCheck`): its retries are answered `changed: false` and never take effect later.
+//!   A marker's absence means the request has not settled. Markers expire after a day (TTL
+//!   attribute `expires_at`).
 //!
 //! No clock is involved in any decision. One bound is assumed and not enforced: a write whose
 //! answer was lost is applied by DynamoDB within the attempt's timeout (3 s) or not at all, so
@@ -32,7 +35,8 @@ use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    AttributeValue, ConditionCheck, Delete, Put, ReturnValuesOnConditionCheckFailure,
+    TransactWriteItem,
 };
 
 use likes_core::control::marker_key;
@@ -60,11 +64,59 @@ enum Op {
 }
 
 impl Op {
+    /// What a marker records for a named request that took effect.
     fn name(self) -> &'static str {
         match self {
             Op::Like => "like",
             Op::Unlike => "unlike",
         }
+    }
+
+    /// What a marker records for a named request that found the like already as asked.
+    fn noop_name(self) -> &'static str {
+        match self {
+            Op::Like => "like-noop",
+            Op::Unlike => "unlike-noop",
+        }
+    }
+}
+
+/// Which transaction a named request tries: its effect, or the record that it had none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Effect,
+    NoOp,
+}
+
+impl Step {
+    fn other(self) -> Self {
+        match self {
+            Step::Effect => Step::NoOp,
+            Step::NoOp => Step::Effect,
+        }
+    }
+}
+
+/// What one transaction of a named request settled.
+enum Settled {
+    /// The request's answer: whether it changed the like.
+    Answer(bool),
+    /// The like was not as the step assumed (it changed meanwhile): try the other step.
+    Flip,
+}
+
+/// How often a named request may find the like changed under it before it answers 503.
+const MAX_FLIPS: u32 = 4;
+
+/// The answer a marker records for `op`: `changed` for its effect, not for its no-op, and a
+/// 422 for a marker of another request.
+fn answer_of(op: Op, recorded: &str) -> Result<bool, StoreError> {
+    if recorded == op.name() {
+        Ok(true)
+    } else if recorded == op.noop_name() {
+        Ok(false)
+    } else {
+        Err(StoreError::KeyReused)
     }
 }
 
@@ -186,12 +238,26 @@ impl DynamoLikes {
         }
     }
 
-    /// A request the client named: its effect and its marker in one transaction.
+    /// A request the client named: its effect and its marker in one transaction — or, when the
+    /// like is already as asked, the check of that and a marker of the no-op in one transaction,
+    /// so that the no-op is remembered too: a retry with the same key is answered as the first
+    /// attempt was, whatever happened in between, and never takes effect later.
     async fn keyed(&self, op: Op, r: &Request<'_>, liked_at: &str) -> Result<bool, StoreError> {
         let mut attempt = 1;
+        let mut step = Step::Effect;
+        let mut flips = 0;
         loop {
-            let err = match self.transact(op, r, liked_at).await {
-                Ok(changed) => return Ok(changed),
+            let err = match self.transact(op, step, r, liked_at).await {
+                Ok(Settled::Answer(changed)) => return Ok(changed),
+                // The like changed between the two transactions: decide again.
+                Ok(Settled::Flip) if flips < MAX_FLIPS => {
+                    step = step.other();
+                    flips += 1;
+                    continue;
+                }
+                Ok(Settled::Flip) => StoreError::Unavailable(
+                    "the like kept changing under a named request".into(),
+                ),
                 Err(e) => e,
             };
             match err {
@@ -202,8 +268,7 @@ impl DynamoLikes {
                 StoreError::OutcomeUnknown(detail) => {
                     // The marker exists exactly when the transaction was applied.
                     return match self.marker_op(r).await {
-                        Ok(Some(found)) if found == op.name() => Ok(true),
-                        Ok(Some(_)) => Err(StoreError::KeyReused),
+                        Ok(Some(found)) => answer_of(op, &found),
                         _ => Err(StoreError::OutcomeUnknown(detail)),
                     };
                 }
@@ -212,35 +277,56 @@ impl DynamoLikes {
         }
     }
 
-    async fn transact(&self, op: Op, r: &Request<'_>, liked_at: &str) -> Result<bool, StoreError> {
+    async fn transact(
+        &self,
+        op: Op,
+        step: Step,
+        r: &Request<'_>,
+        liked_at: &str,
+    ) -> Result<Settled, StoreError> {
         let bucket = PostBucket::for_like(r.post, r.user);
-        let effect = match op {
-            Op::Like => TransactWriteItem::builder().put(
+        let (exists, missing) = ("attribute_exists(#sk)", "attribute_not_exists(#sk)");
+        let first = match (step, op) {
+            (Step::Effect, Op::Like) => TransactWriteItem::builder().put(
                 Put::builder()
                     .table_name(&self.table)
                     .set_item(Some(like_item(r, liked_at)))
-                    .condition_expression("attribute_not_exists(#sk)")
+                    .condition_expression(missing)
                     .expression_attribute_names("#sk", SK)
                     .build()
                     .map_err(build)?,
             ),
-            Op::Unlike => TransactWriteItem::builder().delete(
+            (Step::Effect, Op::Unlike) => TransactWriteItem::builder().delete(
                 Delete::builder()
                     .table_name(&self.table)
                     .set_key(Some(like_key(r.post, r.user)))
-                    .condition_expression("attribute_exists(#sk)")
+                    .condition_expression(exists)
+                    .expression_attribute_names("#sk", SK)
+                    .build()
+                    .map_err(build)?,
+            ),
+            // A no-op holds while the like is as asked: liked for a like, absent for an unlike.
+            (Step::NoOp, op) => TransactWriteItem::builder().condition_check(
+                ConditionCheck::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(like_key(r.post, r.user)))
+                    .condition_expression(if op == Op::Like { exists } else { missing })
                     .expression_attribute_names("#sk", SK)
                     .build()
                     .map_err(build)?,
             ),
         };
         let expires = chrono::Utc::now().timestamp() + MARKER_TTL_SECS;
+        let recorded = match step {
+            Step::Effect => op.name(),
+            Step::NoOp => op.noop_name(),
+        };
         let marker = Put::builder()
             .table_name(&self.table)
             .set_item(Some(item_key(&bucket, marker_key(r.user, r.token))))
-            .item(OP, s(op.name()))
+            .item(OP, s(recorded))
             .item(EXPIRES_AT, AttributeValue::N(expires.to_string()))
-            .condition_expression("attribute_not_exists(#sk)")
+            .condition_expression(missing)
             .expression_attribute_names("#sk", SK)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
@@ -248,14 +334,14 @@ impl DynamoLikes {
         let res = self
             .client
             .transact_write_items()
-            .transact_items(effect.build())
+            .transact_items(first.build())
             .transact_items(TransactWriteItem::builder().put(marker).build())
             .customize()
             .config_override(no_sdk_retries())
             .send()
             .await;
         let err = match res {
-            Ok(_) => return Ok(true),
+            Ok(_) => return Ok(Settled::Answer(step == Step::Effect)),
             Err(e) => e,
         };
         let Some(TransactWriteItemsError::TransactionCanceledException(cancel)) =
@@ -266,18 +352,18 @@ impl DynamoLikes {
         let reasons = cancel.cancellation_reasons();
         let code = |i: usize| reasons.get(i).and_then(|r| r.code());
         if is_ccf(code(1)) {
-            // An earlier attempt of this request took effect: answer as it would have.
+            // An earlier attempt of this request settled it: answer as it was answered.
             let found = reasons[1]
                 .item()
                 .and_then(|item| item.get(OP))
                 .and_then(|v| v.as_s().ok());
             return match found {
-                Some(name) if name == op.name() => Ok(true),
-                _ => Err(StoreError::KeyReused),
+                Some(found) => answer_of(op, found).map(Settled::Answer),
+                None => Err(StoreError::KeyReused),
             };
         }
         if is_ccf(code(0)) {
-            return Ok(false);
+            return Ok(Settled::Flip);
         }
         // Cancelled for another reason (a conflicting transaction, throttling): nothing applied.
         Err(StoreError::Unavailable(format!(

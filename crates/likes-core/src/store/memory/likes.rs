@@ -18,16 +18,18 @@ use crate::write_token::WriteToken;
 #[derive(Debug, Default)]
 pub struct MemoryLikes {
     pub(super) items: Mutex<BTreeMap<(PostBucket, UserId), String>>,
-    /// Named requests' markers, by bucket and sort key: whether the request was a like.
-    pub(super) markers: Mutex<HashMap<(PostBucket, String), bool>>,
+    /// Named requests' markers, by bucket and sort key: whether the request was a like, and
+    /// whether it changed the like.
+    pub(super) markers: Mutex<HashMap<(PostBucket, String), (bool, bool)>>,
     /// Recount fences, by bucket and sort key.
     pub(super) fences: Mutex<BTreeSet<(PostBucket, String)>>,
     pub(super) windows: SharedWindows,
 }
 
 impl MemoryLikes {
-    /// Applies `liked` (true: like) for `token`, as the DynamoDB store's transaction does: a
-    /// named request that took effect before is answered `true` again, and never re-applied.
+    /// Applies `liked` (a like at that time, or an unlike) for `token`, as the DynamoDB store's
+    /// transactions do: a named request is remembered, whether it changed the like or found it
+    /// already so, and a retry is answered as the first attempt was and never applied again.
     fn write(
         &self,
         post: &PostId,
@@ -38,10 +40,11 @@ impl MemoryLikes {
         let key = (PostBucket::for_like(post, user), user.clone());
         let mut markers = self.markers.lock().map_err(|_| poisoned())?;
         let marker = (key.0.clone(), control::marker_key(user, token));
+        let like = liked.is_some();
         if token.is_keyed() {
-            if let Some(&was_like) = markers.get(&marker) {
-                return if was_like == liked.is_some() {
-                    Ok(true)
+            if let Some(&(was_like, changed)) = markers.get(&marker) {
+                return if was_like == like {
+                    Ok(changed)
                 } else {
                     Err(StoreError::KeyReused)
                 };
@@ -53,8 +56,8 @@ impl MemoryLikes {
             Some(_) => false,
             None => items.remove(&key).is_some(),
         };
-        if changed && token.is_keyed() {
-            markers.insert(marker, liked.is_some());
+        if token.is_keyed() {
+            markers.insert(marker, (like, changed));
         }
         Ok(changed)
     }
