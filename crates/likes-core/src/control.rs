@@ -8,12 +8,14 @@
 //! listing sees one.
 //! - `~op#<user>#<token>`: a named request's marker (one request, one effect);
 //! - `~fence#<job>#begin|end`: a recount's fences (count-aggregator's invariant 9);
-//! - `~w#<job>#<user>`: a user's last change inside a recount's window.
+//! - `~w#<job>#<user>#<seq>`: one change inside a recount's window (its stream sequence
+//!   number as a 23-character `SeqKey`).
 //!
-//! In the Counts table, `~recount#<post>` is the item holding a recount's lease on the post
-//! (no post id starts with `~`).
+//! (A post's recount lease is not an item of its own: it lives on the post's Counts item, so
+//! that the aggregator's fences and the job's correction can be conditional on it.)
 
-use crate::ids::{PostId, UserId};
+use crate::ids::UserId;
+use crate::seq::SeqKey;
 use crate::write_token::WriteToken;
 
 /// Every user id sorts below this: a sort key at or above it is a control item.
@@ -108,9 +110,9 @@ pub fn job_fences(job: &str) -> KeyRange {
     KeyRange::prefixed(&format!("~fence#{job}#"))
 }
 
-/// The sort key of `user`'s entry in `job`'s window.
-pub fn window_key(job: &str, user: &str) -> String {
-    format!("~w#{job}#{user}")
+/// The sort key of the entry of `user`'s change at `seq` in `job`'s window.
+pub fn window_key(job: &str, user: &str, seq: &SeqKey) -> String {
+    format!("~w#{job}#{user}#{}", seq.as_str())
 }
 
 /// The entries of one job's window.
@@ -118,17 +120,13 @@ pub fn job_window(job: &str) -> KeyRange {
     KeyRange::prefixed(&format!("~w#{job}#"))
 }
 
-/// The user of a window entry of `job`.
-pub fn window_user<'a>(job: &str, sort_key: &'a str) -> Option<&'a str> {
-    sort_key
+/// The user and the change's sequence number (as stored) of a window entry of `job`.
+pub fn window_change<'a>(job: &str, sort_key: &'a str) -> Option<(&'a str, &'a str)> {
+    let rest = sort_key
         .strip_prefix("~w#")?
         .strip_prefix(job)?
-        .strip_prefix('#')
-}
-
-/// The Counts key of the item holding a recount's lease on `post`.
-pub fn lease_key(post: &PostId) -> String {
-    format!("~recount#{post}")
+        .strip_prefix('#')?;
+    rest.rsplit_once('#')
 }
 
 #[cfg(test)]
@@ -162,9 +160,12 @@ mod tests {
 
     #[test]
     fn windows_are_per_job_and_never_likes() {
-        let key = window_key("j1", "auth0|u");
-        assert_eq!(window_user("j1", &key), Some("auth0|u"));
-        assert_eq!(window_user("j", &key), None);
+        let seq = crate::seq::Seq::parse("100000000000000000007")
+            .expect("a seq")
+            .key();
+        let key = window_key("j1", "auth0|u", &seq);
+        assert_eq!(window_change("j1", &key), Some(("auth0|u", seq.as_str())));
+        assert_eq!(window_change("j", &key), None);
         assert!(job_window("j1").contains(&key));
         assert!(!job_window("j").contains(&key));
         assert!(all_windows().contains(&key));

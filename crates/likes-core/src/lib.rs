@@ -28,8 +28,8 @@ pub use bucket::{bucket_of, PostBucket, BUCKETS};
 pub use ids::{IdError, PostId, UserId};
 pub use seq::{Seq, SeqNo};
 pub use store::{
-    ApplyOutcome, BucketCount, BucketWrite, CountsAdmin, CountsLedger, CountsRead, FenceRecord,
-    FenceWrite, Lease, LikerPos, LikesAdmin, LikesStore, Page, PostCounts, StoreError, UserLikePos,
-    WindowEntry,
+    ApplyOutcome, BucketCount, BucketWrite, CountsAdmin, CountsLedger, CountsRead, Ended,
+    FenceRecord, FenceWrite, LeaseState, LikerPos, LikesAdmin, LikesStore, Page, PostCounts,
+    StoreError, UserLikePos, Window, WindowEntry,
 };
 pub use write_token::WriteToken;

@@ -9,27 +9,33 @@
 //! 3. It writes `~fence#<job>#end`, and waits for the aggregator to apply it.
 //!
 //! The aggregator, in stream order (this module): at `begin` it opens the job's window on the
-//! bucket (`w<b> = job`, the mark advanced to the fence); for every like or unlike after it, it
-//! first records the user's change in the window (a control item `~w#<job>#<user>` holding the
-//! change's sequence number and event, next to the likes), then counts it as always; at `end`
-//! it closes the window and notes the bucket's count at that point (`ej<b> = job`,
-//! `ec<b> = c<b>`). Fences are never counted. Every step is conditional on the bucket's mark,
-//! so a redelivered fence or window record is absorbed like any other. A window entry is
-//! written before its change is counted, so every counted change has its entry; records at or
-//! below the mark are dropped before any entry is written, so a redelivery — which can end
-//! earlier than the delivery it repeats (a bisected batch) — never puts back an older change
-//! over a user's later one.
+//! bucket (`w<b> = job`, the mark advanced to the fence) — if the job holds the post's recount
+//! lease (the lease lives on the post's Counts item, and the write is conditional on it), so a
+//! late fence of a job that lost its lease only advances the mark; for every like or unlike
+//! after it, it first records the change in the window (a control item per change,
+//! `likes_core::control::window_key`, holding its event, next to the likes), then counts it as
+//! always, adding the run's length to the window's entry count `wn<b>` in the same conditional
+//! update; at `end` it closes the window and notes the bucket's count and the window's entry
+//! count at that point (`ej<b> = job`, `ec<b> = c<b>`, `en<b> = wn<b>`). Fences are never
+//! counted. Every step is conditional on the bucket's mark, so a redelivered fence or window
+//! record is absorbed like any other: a redelivery rewrites the same entries (one key per
+//! change), and adds to `wn<b>` only with the count it is applied with, exactly once.
 //!
 //! Why the job can then compute the exact count at `end`: a user with no change between the
 //! fences (not in the window W) had one state all through the job's read, which happened after
 //! `begin` was written and before `end` was: S has it right. A user in W ends the window in
 //! their last change's state. So the count at `end` is |S \ W| + |{u ∈ W : last change a
 //! like}|, and the job adds its difference from the noted count to the bucket, once
-//! (conditional on `ej<b> = job`, which the correction removes). Changes after `end` go on
-//! being counted as usual, so adding a difference later is exact.
+//! (conditional on `ej<b> = job` and on holding the lease; the correction removes `ej<b>`).
+//! Changes after `end` go on being counted as usual, so adding a difference later is exact. The
+//! job first checks that it read as many entries as were noted: fewer means something deleted
+//! some (an erase of the post, a hand), and it refuses rather than correct from a partial W.
 //!
 //! A begin fence replaces a window left open by a job that died; an end fence whose window is
-//! not open only advances the mark.
+//! not open only advances the mark; a window open longer than [`MAX_WINDOW_SECS`] by the
+//! stream's own clock is closed by the next change of its bucket. A fence at or below the mark
+//! that was created after the record at the mark proves the mark ahead of the stream
+//! (invariant 10): it sets the mark back to itself, conditional on the mark it found.
 
 use likes_core::control::Fence;
 use likes_core::{
@@ -39,22 +45,21 @@ use likes_core::{
 use crate::group::{Change, PostGroup};
 use crate::marks::{drop_applied, fail, note_negatives, write_of, PostResult, MAX_ROUNDS};
 
-/// The window entries of a run of changes: each user's last change.
+/// A window older than this (from its begin fence's creation to a record's) belongs to a job
+/// that died: no live job keeps one open this long (its lease and fence wait are minutes), so the
+/// next change of the bucket closes it instead of recording into it for ever.
+pub const MAX_WINDOW_SECS: i64 = 3600;
+
+/// The window entries of a run of changes: one per change, so that the job can count them.
 fn entries<'a>(job: &'a str, run: &[Change<'a>]) -> Vec<WindowEntry<'a>> {
-    let mut out: Vec<WindowEntry<'a>> = Vec::with_capacity(run.len());
-    for c in run {
-        let entry = WindowEntry {
+    run.iter()
+        .map(|c| WindowEntry {
             job,
             user: c.user,
             seq: c.seq,
             liked: c.delta > 0,
-        };
-        match out.iter_mut().find(|e| e.user == c.user) {
-            Some(e) => *e = entry,
-            None => out.push(entry),
-        }
-    }
-    out
+        })
+        .collect()
 }
 
 /// The post's groups one bucket at a time, splitting each at its fences.
@@ -65,7 +70,7 @@ pub async fn apply<'a, C: CountsLedger>(
     mut pending: Vec<&[Change<'a>]>,
     mut item: PostCounts,
 ) -> PostResult {
-    drop_applied(&mut result, group, &mut pending, &item);
+    let mut resets = drop_applied(&mut result, group, &mut pending, &item);
     for i in 0..group.buckets.len() {
         let b = group.buckets[i].bucket;
         let row = PostBucket {
@@ -74,25 +79,46 @@ pub async fn apply<'a, C: CountsLedger>(
         };
         let mut misses = 0;
         while !pending[i].is_empty() {
-            let window = item.buckets[usize::from(b)].window.clone();
+            let state = &item.buckets[usize::from(b)];
             let rest = pending[i];
-            let run_len = rest.iter().take_while(|c| c.fence.is_none()).count();
             let first = rest[0];
+            // Invariant 9: a window left open by a job that died is closed, not recorded into.
+            if let (Some(job), Some(opened)) = (&state.window, state.window_opened) {
+                if first.created - opened > MAX_WINDOW_SECS {
+                    tracing::warn!(post_id = %group.post, bucket = b, job, "closing a recount window its job abandoned");
+                    if let Err(e) = counts.close_window(&group.post, b, job).await {
+                        return fail(result, group, &pending, e);
+                    }
+                    item.buckets[usize::from(b)].window = None;
+                    continue;
+                }
+            }
+            let window = state.window.clone();
+            let lease = item.lease.as_ref().map(|l| l.job.as_str());
+            let run_len = rest.iter().take_while(|c| c.fence.is_none()).count();
             let (outcome, taken) = match first.fence {
                 Some(f) => {
                     let fence = match f {
-                        Fence::Begin(job) => FenceWrite::Begin { job },
+                        Fence::Begin(job) => FenceWrite::Begin {
+                            job,
+                            holds_lease: lease == Some(job),
+                        },
                         Fence::End(job) => FenceWrite::End {
                             job,
                             closes: window.as_deref() == Some(job),
                         },
                     };
+                    let ahead = item.buckets[usize::from(b)].hwm.clone();
                     let record = FenceRecord {
                         bucket: b,
                         fence,
                         seq: first.seq,
                         created: first.created,
+                        replaces_mark: ahead.as_ref().filter(|_| resets[i]),
                     };
+                    if resets[i] {
+                        tracing::error!(post_id = %group.post, bucket = b, "a recount fence proves the bucket's mark ahead of the stream: setting the mark back to the fence");
+                    }
                     (counts.fence(&group.post, &record).await, 1)
                 }
                 None => {
@@ -114,7 +140,10 @@ pub async fn apply<'a, C: CountsLedger>(
                     state.hwm = Some(last.seq.to_owned());
                     state.hwm_created = Some(last.created);
                     match last.fence {
-                        Some(Fence::Begin(job)) => state.window = Some(job.to_owned()),
+                        Some(Fence::Begin(job)) if lease == Some(job) => {
+                            state.window = Some(job.to_owned());
+                            state.window_opened = Some(last.created);
+                        }
                         Some(Fence::End(job)) if window.as_deref() == Some(job) => {
                             state.window = None;
                             tracing::info!(post_id = %group.post, bucket = b, job, "recount window closed");
@@ -122,13 +151,14 @@ pub async fn apply<'a, C: CountsLedger>(
                         _ => {}
                     }
                     pending[i] = &rest[taken..];
+                    resets[i] = false;
                     misses = 0;
                 }
                 Ok(ApplyOutcome::AlreadyApplied) => {
                     misses += 1;
                     if misses > MAX_ROUNDS {
                         let e = likes_core::StoreError::Internal(
-                            "a bucket's mark or window kept moving".into(),
+                            "a bucket's mark, window or lease kept moving".into(),
                         );
                         return fail(result, group, &pending, e);
                     }
@@ -136,7 +166,7 @@ pub async fn apply<'a, C: CountsLedger>(
                         Ok(fresh) => fresh.unwrap_or_default(),
                         Err(e) => return fail(result, group, &pending, e),
                     };
-                    drop_applied(&mut result, group, &mut pending, &item);
+                    resets = drop_applied(&mut result, group, &mut pending, &item);
                 }
                 Err(e) => return fail(result, group, &pending, e),
             }

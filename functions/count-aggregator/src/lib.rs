@@ -36,10 +36,19 @@
 //!    (`t<b>`; the sign that the sequence-number assumption below was breached), are logged and
 //!    counted in the `CountAnomalies` metric, so that the post can be recounted.
 //! 9. **A recount's fences are control, never likes**: between a job's `begin` and `end`
-//!    fence records in a bucket, each change is recorded in the job's window (who, and how)
-//!    before it is counted, and at `end` the bucket's count is noted for the job; every step is
-//!    conditional on the bucket's mark, so redelivered fences are absorbed like any record
-//!    (`fences`' docs give the protocol and why the job's correction is exact).
+//!    fence records in a bucket, each change is recorded in the job's window (one entry per
+//!    change, counted with the change) before it is counted, and at `end` the bucket's count
+//!    and the window's entry count are noted for the job; a `begin` opens a window only for the
+//!    job holding the post's recount lease, and a window open longer than an hour by the
+//!    stream's clock is closed; every step is conditional on the bucket's mark, so redelivered
+//!    fences are absorbed like any record (`fences`' docs give the protocol and why the job's
+//!    correction is exact).
+//! 10. **A mark ahead of the stream is found and repaired**: a record dropped as applied
+//!    although created after the record at the mark (a restored table's new stream, a child
+//!    shard numbered below its parent) is logged and counted (`MarksAhead`, and in
+//!    `CountAnomalies`); a recount's fence so dropped is a definite point of the current stream,
+//!    so it sets the mark back to itself (conditional on the mark it found), and the recount
+//!    makes the bucket exact.
 //!
 //! # Why this is correct
 //!
@@ -201,6 +210,7 @@ impl<C: CountsLedger> Aggregator<C> {
         for (r, deferred) in results {
             report.duplicates += r.duplicates;
             report.anomalies += r.anomalies;
+            report.marks_ahead += r.marks_ahead;
             if let Some(seq) = r.failed_at {
                 if deferred {
                     report.deferred_posts += 1;

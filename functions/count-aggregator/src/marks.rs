@@ -19,6 +19,8 @@ const SKEW_TOLERANCE_SECS: i64 = 2;
 pub struct PostResult {
     pub duplicates: usize,
     pub anomalies: usize,
+    /// Buckets whose mark was found ahead of the stream (invariant 10).
+    pub marks_ahead: usize,
     /// The lowest sequence number not applied, as received, when the post failed.
     pub failed_at: Option<String>,
 }
@@ -55,6 +57,7 @@ pub(crate) fn write_of<'a>(
         last: last.seq,
         last_created: last.created,
         window,
+        records: u32::try_from(pending.len()).unwrap_or(u32::MAX),
     })
 }
 
@@ -71,24 +74,51 @@ pub(crate) fn note_negatives(result: &mut PostResult, group: &PostGroup<'_>, cou
     }
 }
 
-/// Invariant 3: per bucket, the records at or below its mark are dropped as already applied.
+/// Invariant 3: per bucket, the records at or below its mark are dropped as already applied —
+/// except, invariant 10, from a recount's fence that proves the mark ahead of the stream:
+/// the records before it are dropped, and the fence is kept, to set the mark back. Returns, per
+/// bucket, whether its first pending record is such a fence.
 pub(crate) fn drop_applied<'a>(
     result: &mut PostResult,
     group: &PostGroup<'a>,
     pending: &mut [&[Change<'a>]],
     item: &PostCounts,
-) {
-    for (b, p) in group.buckets.iter().zip(pending.iter_mut()) {
+) -> Vec<bool> {
+    let mut resets = vec![false; pending.len()];
+    for ((b, p), reset) in group
+        .buckets
+        .iter()
+        .zip(pending.iter_mut())
+        .zip(&mut resets)
+    {
         let state = &item.buckets[usize::from(b.bucket)];
         let Some(hwm) = state.hwm.as_ref() else {
             continue;
         };
-        let applied = p.partition_point(|c| c.seq <= hwm.as_seq());
+        let mut applied = p.partition_point(|c| c.seq <= hwm.as_seq());
+        if let Some(at) = p[..applied]
+            .iter()
+            .position(|c| c.fence.is_some() && is_late(c, state.hwm_created))
+        {
+            applied = at;
+            *reset = true;
+        }
         let (dropped, rest) = p.split_at(applied);
         result.duplicates += dropped.len();
-        result.anomalies += check_dropped(group, b.bucket, dropped, hwm.as_seq(), item);
+        let late = check_dropped(group, b.bucket, dropped, hwm.as_seq(), item);
+        result.anomalies += late;
+        if late > 0 || *reset {
+            result.marks_ahead += 1;
+        }
         *p = rest;
     }
+    resets
+}
+
+/// Whether a record at or below a bucket's mark was created after the record at the mark: the
+/// mark is then ahead of the stream that delivered it.
+fn is_late(change: &Change<'_>, marked: Option<i64>) -> bool {
+    marked.is_some_and(|m| change.created > m + SKEW_TOLERANCE_SECS)
 }
 
 /// Invariant 8: a record dropped as "already applied" was created at or before the record at
@@ -103,20 +133,15 @@ fn check_dropped(
     hwm: Seq<'_>,
     item: &PostCounts,
 ) -> usize {
-    let Some(marked) = item.buckets[usize::from(bucket)].hwm_created else {
-        return 0;
-    };
-    let late = dropped
-        .iter()
-        .filter(|c| c.created > marked + SKEW_TOLERANCE_SECS)
-        .count();
+    let marked = item.buckets[usize::from(bucket)].hwm_created;
+    let late = dropped.iter().filter(|c| is_late(c, marked)).count();
     if late > 0 {
         tracing::error!(
             post_id = %group.post,
             bucket,
             hwm = hwm.raw(),
             late,
-            "records dropped as applied were created after the record at the bucket's mark; recount this post"
+            "the bucket's mark is ahead of the stream: records dropped as applied were created after the record at the mark (a restored table, a shard numbered below its parent); run `likes-admin recount --post` for this post"
         );
     }
     late

@@ -23,6 +23,8 @@ pub struct BatchReport {
     /// Buckets that went below zero, and records dropped as applied although created after the
     /// record at the mark: both mean the counts drifted and the post must be recounted.
     pub anomalies: usize,
+    /// Buckets found with a mark ahead of the stream (invariant 10).
+    pub marks_ahead: usize,
     /// The lowest sequence number (as received) not applied, if any.
     pub checkpoint: Option<String>,
     /// The oldest record's creation time (epoch seconds), for the lag metric.
@@ -72,6 +74,7 @@ pub fn emf_line(function_name: &str, report: &BatchReport) -> String {
                 "Dimensions": [["FunctionName"]],
                 "Metrics": [
                     {"Name": "CountAnomalies", "Unit": "Count"},
+                    {"Name": "MarksAhead", "Unit": "Count"},
                     {"Name": "DuplicateRecords", "Unit": "Count"},
                     {"Name": "FailedPosts", "Unit": "Count"},
                     {"Name": "DeferredPosts", "Unit": "Count"},
@@ -82,6 +85,7 @@ pub fn emf_line(function_name: &str, report: &BatchReport) -> String {
         },
         "FunctionName": function_name,
         "CountAnomalies": report.anomalies,
+        "MarksAhead": report.marks_ahead,
         "DuplicateRecords": report.duplicates,
         "FailedPosts": report.failed_posts,
         "DeferredPosts": report.deferred_posts,

@@ -16,7 +16,9 @@ use std::time::Duration;
 use aws_lambda_events::dynamodb::Event;
 use fake_runtime::{FakeRuntime, Function, Outcome};
 use likes_core::bucket::split_key;
-use likes_core::{bucket_of, CountsLedger, CountsRead, PostBucket, PostId, SeqNo, UserId};
+use likes_core::{
+    bucket_of, CountsAdmin, CountsLedger, CountsRead, PostBucket, PostId, SeqNo, UserId,
+};
 use likes_harness::calls::{assert_role_allows, Daemon, SAMPLED};
 use likes_harness::events::{assert_no_problems, entries_for, file_of, manifest, read_json};
 use likes_harness::Tables;
@@ -200,6 +202,13 @@ async fn play(entry: &Value, daemon: &Daemon) -> Vec<String> {
     let f = Function::spawn(&binary(), &rt, env).expect("the binary starts");
     let mut problems = Vec::new();
     let mut delivered = 0;
+    // A recount's fences: the job holds the post's lease.
+    if let Some(lease) = entry.get("lease") {
+        let post = PostId::parse(lease["post_id"].as_str().expect("lease.post_id")).expect("an id");
+        let job = lease["job"].as_str().expect("lease.job");
+        let taken = t.counts().take_lease(&post, job, 60, None).await;
+        assert!(matches!(taken, Ok(true)), "{file}: the lease: {taken:?}");
+    }
     for before in after_of(entry) {
         match deliver(&rt, &f, &before).await {
             Ok(v) if v["batchItemFailures"] == Value::Array(vec![]) => delivered += 1,
@@ -234,11 +243,15 @@ async fn play(entry: &Value, daemon: &Daemon) -> Vec<String> {
             Ok(Some(item)) => {
                 let got = &item.buckets[usize::from(pb.bucket)];
                 let hwm = got.hwm.as_ref().map(|h| h.raw().to_owned());
+                let ended = got.ended.as_ref().map(
+                    |e| serde_json::json!({"job": e.job, "count": e.count, "entries": e.entries}),
+                );
                 if Some(got.count) != row["like_count"].as_i64()
                     || hwm.as_deref() != row["hwm"].as_str()
+                    || ended.as_ref().unwrap_or(&Value::Null) != &row["ended"]
                 {
                     problems.push(format!(
-                        "row {key}: expected {row}, got like_count {} hwm {hwm:?}",
+                        "row {key}: expected {row}, got like_count {} hwm {hwm:?} ended {ended:?}",
                         got.count
                     ));
                 }

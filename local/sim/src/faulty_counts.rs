@@ -164,6 +164,11 @@ impl<C: CountsLedger> CountsLedger for FaultyCounts<C> {
         let fault = self.next_fault(&bucket.post, [bucket.bucket]);
         faulted(fault, self.inner.record_window(bucket, entries)).await
     }
+
+    async fn close_window(&self, post: &PostId, bucket: u8, job: &str) -> Result<bool, StoreError> {
+        let fault = self.next_fault(post, [bucket]);
+        faulted(fault, self.inner.close_window(post, bucket, job)).await
+    }
 }
 
 /// Reads are never faulted: the faults are the aggregator's.

@@ -70,6 +70,7 @@ pub async fn seed(t: &Tables, m: &Value) -> usize {
             last: seq,
             last_created: 0,
             window: None,
+            records: 0,
         };
         t.counts()
             .apply(&row.post, &[write])

@@ -203,7 +203,10 @@ async fn a_named_request_that_changed_nothing_never_takes_effect_later() {
             "{:?}",
             retry.1
         );
-        assert!(liked(&t, &post, &sub).await, "the retried unlike took effect");
+        assert!(
+            liked(&t, &post, &sub).await,
+            "the retried unlike took effect"
+        );
     }
 
     // The mirror: a named like of a post already liked, retried after an unlike.
@@ -213,7 +216,10 @@ async fn a_named_request_that_changed_nothing_never_takes_effect_later() {
     assert_eq!(unlike.1["changed"], true, "{:?}", unlike.1);
     let retry = call(&t.app(), keyed("PUT", &post, &sub, "l1")).await;
     assert_eq!((retry.0, &retry.1["changed"]), (200, &Value::Bool(false)));
-    assert!(!liked(&t, &post, &sub).await, "the retried like took effect");
+    assert!(
+        !liked(&t, &post, &sub).await,
+        "the retried like took effect"
+    );
     // A no-op's key is taken too: naming another request with it is a 422.
     let reused = call(&t.app(), keyed("DELETE", &post, &sub, "l1")).await;
     assert_eq!(

@@ -1,7 +1,9 @@
 //! Backfill: every count exact, for a Likes table whose items the stream never saw (likes
-//! loaded before the stream existed, a restored backup): parallel Scan segments find the posts,
-//! and each is recounted exactly (fences, so likes may keep flowing). Resumable: the posts done
-//! are kept in a state file, and a rerun skips them.
+//! loaded before the stream existed, a restored backup): parallel Scan segments find the posts
+//! with likes, the Counts table names every post with a count (one whose likes are all gone is
+//! brought to 0), and each is recounted exactly (fences, so likes may keep flowing). A post that
+//! cannot be recounted is named and the others go on. Resumable: the posts done are kept in a
+//! state file, and a rerun skips them.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -23,6 +25,8 @@ pub struct BackfillReport {
     /// left alone.
     pub invalid_ids: Vec<String>,
     pub corrected_buckets: usize,
+    /// Posts that could not be recounted, and why (run again: the state file skips the rest).
+    pub failed: Vec<(String, String)>,
     pub scan_items_per_sec: f64,
     pub seconds: f64,
 }
@@ -45,6 +49,9 @@ pub async fn backfill<L: LikesAdmin, C: CountsAdmin>(
     for found in futures::future::join_all(scans).await {
         posts.extend(found?);
     }
+    // A post whose likes are all gone has no item to scan, but its count may still say
+    // otherwise.
+    posts.extend(s.counts.counted_posts().await?);
     let scan_secs = started.elapsed().as_secs_f64();
     let done: BTreeSet<String> = match &state {
         Some(f) => match std::fs::read_to_string(f) {
@@ -67,17 +74,20 @@ pub async fn backfill<L: LikesAdmin, C: CountsAdmin>(
     let finished = AtomicU64::new(0);
     let corrected = AtomicU64::new(0);
     let (state, finished, corrected) = (&state, &finished, &corrected);
-    let results: Vec<Result<(), AdminError>> = stream::iter(todo.iter())
+    // Each post's outcome: `Err` of a post is named in the report and the others go on; only
+    // a state file that cannot be written stops the run (its resume would not be what it says).
+    let results: Vec<Result<Option<(String, String)>, AdminError>> = stream::iter(todo.iter())
         .map(|post| async move {
-            let r = recount_post(s, post, &[], true).await?;
+            let r = match recount_post(s, post, &[], true).await {
+                Ok(r) => r,
+                Err(e) => return Ok(Some((post.to_string(), e.to_string()))),
+            };
             corrected.fetch_add(
                 r.iter().filter(|b| b.corrected).count() as u64,
                 Ordering::Relaxed,
             );
             if let Some(f) = state {
                 use std::io::Write;
-                // Unrecorded, the post would be recounted again by a rerun: harmless but the
-                // resume would not be what it says, so stop and say why.
                 std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
@@ -90,12 +100,15 @@ pub async fn backfill<L: LikesAdmin, C: CountsAdmin>(
                 finished.fetch_add(1, Ordering::Relaxed) + 1,
                 total,
             );
-            Ok(())
+            Ok(None)
         })
         .buffer_unordered(concurrency.max(1))
         .collect()
         .await;
-    results.into_iter().collect::<Result<(), _>>()?;
+    let mut failed = Vec::new();
+    for r in results {
+        failed.extend(r?);
+    }
     let items = items.load(Ordering::Relaxed);
     Ok(BackfillReport {
         items,
@@ -103,6 +116,7 @@ pub async fn backfill<L: LikesAdmin, C: CountsAdmin>(
         skipped_done,
         invalid_ids,
         corrected_buckets: corrected.load(Ordering::Relaxed) as usize,
+        failed,
         scan_items_per_sec: items as f64 / scan_secs.max(1e-9),
         seconds: started.elapsed().as_secs_f64(),
     })

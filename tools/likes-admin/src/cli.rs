@@ -32,6 +32,10 @@ pub struct Cli {
     /// How long a recount waits for the aggregator to reach its end fence.
     #[arg(long, global = true, default_value_t = 120)]
     fence_wait_secs: u64,
+    /// How long a post's lease holds between renewals; a post whose holder stopped renewing is
+    /// taken over after this long.
+    #[arg(long, global = true, default_value_t = crate::DEFAULT_LEASE_TERM.as_secs())]
+    lease_term_secs: u64,
     #[command(subcommand)]
     command: Cmd,
 }
@@ -107,6 +111,7 @@ async fn stores(cli: &Cli) -> Result<DynamoStores, AdminError> {
         likes: DynamoLikes::new(client.clone(), likes),
         counts: DynamoCounts::new(client, counts),
         fence_wait: Duration::from_secs(cli.fence_wait_secs),
+        lease_term: Duration::from_secs(cli.lease_term_secs.max(1)),
     })
 }
 
@@ -136,6 +141,9 @@ fn user_id(raw: &str) -> Result<UserId, AdminError> {
 pub struct Report {
     /// False when an audit found drift (exit status 1).
     pub clean: bool,
+    /// Posts the command could not handle (each named in the report): exit status 3, after
+    /// all the others were done.
+    pub failed: usize,
     pub human: String,
     pub doc: Value,
 }
@@ -144,6 +152,7 @@ impl Report {
     fn done(human: String, doc: Value) -> Self {
         Report {
             clean: true,
+            failed: 0,
             human,
             doc,
         }
@@ -182,37 +191,40 @@ pub async fn run(cli: &Cli) -> Result<Report, AdminError> {
             };
             let b = bar(cli.json, "posts audited");
             let mut results = Vec::new();
-            let mut busy = Vec::new();
+            let mut failures = Vec::new();
             let mut human = String::new();
             for post in &ids {
-                let a = match audit::audit_post(&t, post).await {
-                    Ok(a) => a,
-                    // Being recounted right now: it will be exact when that ends; the audit
-                    // goes on with the other posts and names this one.
-                    Err(AdminError::Busy { .. }) => {
-                        human += &format!("skipped: post {post} is being recounted\n");
-                        busy.push(post.to_string());
-                        b.inc(1);
-                        continue;
+                // One post that cannot be audited (being repaired right now, a store error)
+                // does not stop the others: it is named, and the exit status says so.
+                match audit::audit_post(&t, post).await {
+                    Ok(a) => {
+                        for d in &a.drifts {
+                            human += &format!(
+                                "drift: post {} bucket {}: counted {}, the table holds {}\n",
+                                a.post, d.bucket, d.counted, d.exact
+                            );
+                        }
+                        results.push(a);
                     }
-                    Err(e) => return Err(e),
-                };
-                for d in &a.drifts {
-                    human += &format!(
-                        "drift: post {} bucket {}: counted {}, the table holds {}\n",
-                        a.post, d.bucket, d.counted, d.exact
-                    );
+                    Err(e) => {
+                        human += &format!("not audited: post {post}: {e}\n");
+                        failures.push(json!({"post_id": post, "error": e.to_string()}));
+                    }
                 }
-                results.push(a);
                 b.inc(1);
             }
             b.finish_and_clear();
             let drifted = results.iter().filter(|a| !a.drifts.is_empty()).count();
-            human += &format!("audited {} posts: {drifted} drifted", results.len());
-            let doc = json!({"audited": results.len(), "drifted": drifted, "busy": busy,
+            human += &format!(
+                "audited {} posts: {drifted} drifted, {} not audited",
+                results.len(),
+                failures.len()
+            );
+            let doc = json!({"audited": results.len(), "drifted": drifted, "failed": failures,
                    "posts": results.iter().map(audit::PostAudit::json).collect::<Vec<_>>()});
             Ok(Report {
                 clean: drifted == 0,
+                failed: failures.len(),
                 human,
                 doc,
             })
@@ -260,7 +272,12 @@ pub async fn run(cli: &Cli) -> Result<Report, AdminError> {
         Cmd::ErasePost { post } => {
             let post = post_id("POST", post)?;
             let b = bar(cli.json, "likes deleted");
-            let n = erase_post(&t.likes, &post, &|n| b.set_position(n as u64)).await?;
+            // A post's erase and its recount exclude each other: the erase holds the post's
+            // lease, and deletes the recount's window under no live job.
+            let job = format!("erase-{}", uuid::Uuid::new_v4().simple());
+            let progress = |n: usize| b.set_position(n as u64);
+            let erase = async { Ok(erase_post(&t.likes, &post, &progress).await?) };
+            let n = crate::lease::hold(&t.counts, &post, &job, t.lease_term, erase).await?;
             b.finish_and_clear();
             Ok(Report::done(
                 format!("erased {n} likes of post {post}"),
@@ -280,15 +297,28 @@ pub async fn run(cli: &Cli) -> Result<Report, AdminError> {
             let r =
                 backfill::backfill(&t, *segments, state.clone(), *concurrency, &progress).await?;
             b.finish_and_clear();
-            Ok(Report::done(
-                format!(
-                    "backfill: {} likes in {} posts ({} done before, {} with invalid ids skipped) scanned at {:.0} items/s; {} buckets corrected; {:.1} s",
-                    r.items, r.posts, r.skipped_done, r.invalid_ids.len(), r.scan_items_per_sec, r.corrected_buckets, r.seconds
-                ),
-                json!({"items": r.items, "posts": r.posts, "skipped_done": r.skipped_done, "invalid_ids": r.invalid_ids,
-                       "scan_items_per_sec": r.scan_items_per_sec, "corrected_buckets": r.corrected_buckets,
-                       "seconds": r.seconds}),
-            ))
+            let mut human: String = r
+                .failed
+                .iter()
+                .map(|(post, why)| format!("not recounted: post {post}: {why}\n"))
+                .collect();
+            human += &format!(
+                "backfill: {} likes in {} posts ({} done before, {} with invalid ids skipped, {} not recounted) scanned at {:.0} items/s; {} buckets corrected; {:.1} s",
+                r.items, r.posts, r.skipped_done, r.invalid_ids.len(), r.failed.len(), r.scan_items_per_sec, r.corrected_buckets, r.seconds
+            );
+            let failed: Vec<Value> = r
+                .failed
+                .iter()
+                .map(|(post, why)| json!({"post_id": post, "error": why}))
+                .collect();
+            Ok(Report {
+                clean: true,
+                failed: failed.len(),
+                human,
+                doc: json!({"items": r.items, "posts": r.posts, "skipped_done": r.skipped_done, "invalid_ids": r.invalid_ids,
+                       "failed": failed, "scan_items_per_sec": r.scan_items_per_sec,
+                       "corrected_buckets": r.corrected_buckets, "seconds": r.seconds}),
+            })
         }
     }
 }

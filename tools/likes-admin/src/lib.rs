@@ -26,19 +26,27 @@ pub enum AdminError {
     Usage(String),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("a recount of post {post} is running (job {job}, its lease runs until {until}); wait for it, or run again after the lease ends")]
+    #[error("post {post} is being repaired by job {job} (a recount, an exact audit or an erase), which keeps renewing its lease: wait for it to end, then run again (a lease not renewed for {term_secs} s is taken over by the next run)")]
     Busy {
         post: String,
         job: String,
-        until: String,
+        term_secs: u64,
     },
     #[error("{0}")]
     Timeout(String),
     /// A backfill's state file could not be read or written (what was done is kept).
     #[error("{0}")]
     State(String),
-    #[error("the recount of post {post} (job {job}) outlived its lease and another job took the post over; this job stopped before changing its count. Run again if the other job also failed")]
+    #[error("job {job} lost its lease on post {post} (it could not renew it in time, and another job took the post over): it stopped without changing the count. Run `likes-admin recount --post {post}` again if the other job also failed")]
     LeaseLost { post: String, job: String },
+    #[error("the recount of post {post} (job {job}) found {found} entries in bucket {bucket}'s window where the aggregator recorded {noted}: something deleted them while it ran (an erase of this post, a hand on the table). Nothing was corrected in that bucket; run `likes-admin recount --post {post}` again")]
+    WindowDisturbed {
+        post: String,
+        job: String,
+        bucket: u8,
+        noted: u64,
+        found: u64,
+    },
 }
 
 /// The stores an operation works on: the Likes table (`likes_core::LikesAdmin` and
@@ -49,4 +57,10 @@ pub struct Stores<L, C> {
     pub counts: C,
     /// How long to wait for the aggregator to reach a fence.
     pub fence_wait: Duration,
+    /// How long a post's lease holds between its holder's renewals (see [`lease`]).
+    pub lease_term: Duration,
 }
+
+/// How long a lease holds between renewals unless told otherwise: a renewal every 15 s, and a
+/// dead job's post is taken over a minute after it stopped.
+pub const DEFAULT_LEASE_TERM: Duration = Duration::from_secs(60);

@@ -1,16 +1,18 @@
 //! A post's exact recount while its likes keep flowing: the job's side of the fence protocol
 //! (the aggregator's side, and why the result is exact, are in `count_aggregator::fences`).
-//! Per bucket, all 16 at once: write the begin fence; read the bucket (consistent) — the users
-//! S seen liking; write the end fence; wait for the aggregator to note the bucket's count at
-//! the end fence; read the window W it recorded; the exact count at the end fence is
-//! |S \ W| + |{u ∈ W : last change a like}|; add the difference, once; delete the fences and
-//! the window.
+//! Holding the post's lease ([`crate::lease`]), per bucket, all 16 at once: write the begin
+//! fence; read the bucket (consistent) — the users S seen liking; write the end fence; wait for
+//! the aggregator to note the bucket's count and window entries at the end fence; read the
+//! window W it recorded, and refuse if it holds fewer entries than noted (something deleted
+//! some); the exact count at the end fence is |S \ W| + |{u ∈ W : last change a like}|; add
+//! the difference, once, conditional on still holding the lease; delete the job's fences and
+//! window. Nothing of another job's is touched: a dead job's control items expire by TTL.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use likes_core::control::{fence_key, job_fences, job_window, window_key, Phase};
-use likes_core::{CountsAdmin, LikesAdmin, PostBucket, PostId, BUCKETS};
+use likes_core::control::{fence_key, Phase};
+use likes_core::{CountsAdmin, Ended, LikesAdmin, PostBucket, PostId, Window, BUCKETS};
 
 use crate::{lease, AdminError, Stores};
 
@@ -38,10 +40,6 @@ impl BucketRecount {
     }
 }
 
-/// A job's lease covers its wait for the end fences and this much more for each of its other
-/// phases (the buckets' reads; the corrections and cleanup); it is renewed between them.
-const LEASE_MARGIN: Duration = Duration::from_secs(300);
-
 /// Recounts `buckets` of `post` (all 16 when empty); with `correct` false it only measures
 /// (an exact audit).
 pub async fn recount_post<L: LikesAdmin, C: CountsAdmin>(
@@ -57,13 +55,8 @@ pub async fn recount_post<L: LikesAdmin, C: CountsAdmin>(
     } else {
         buckets
     };
-    let lease = s.fence_wait + LEASE_MARGIN;
-    lease::acquire(&s.counts, post, &job, lease).await?;
-    let result = recount_buckets(s, post, buckets, &job, correct, lease).await;
-    if !matches!(result, Err(AdminError::LeaseLost { .. })) {
-        lease::release(&s.counts, post, &job).await?;
-    }
-    result
+    let work = recount_buckets(s, post, buckets, &job, correct);
+    lease::hold(&s.counts, post, &job, s.lease_term, work).await
 }
 
 /// The first error of `results`, or all their values: every bucket's step runs to its end
@@ -85,47 +78,43 @@ async fn recount_buckets<L: LikesAdmin, C: CountsAdmin>(
     buckets: &[u8],
     job: &str,
     correct: bool,
-    lease: Duration,
 ) -> Result<Vec<BucketRecount>, AdminError> {
     let fenced = buckets
         .iter()
         .map(|b| fence_bucket(s, bucket_of(post, *b), job));
     let seen = all_or_first(futures::future::join_all(fenced).await)?;
-    lease::renew(&s.counts, post, job, lease).await?;
     // One item holds every bucket's noted end: one poll for all of them.
-    let counted = wait_for_ends(s, post, buckets, job).await?;
-    // The corrections and the cleanup need the post to be this job's alone.
-    lease::renew(&s.counts, post, job, lease).await?;
+    let noted = wait_for_ends(s, post, buckets, job).await?;
     let finished = buckets
         .iter()
         .zip(seen)
-        .zip(counted)
-        .map(|((b, seen), counted)| {
-            finish_bucket(s, bucket_of(post, *b), job, seen, counted, correct)
-        });
+        .zip(noted)
+        .map(|((b, seen), noted)| finish_bucket(s, bucket_of(post, *b), job, seen, noted, correct));
     all_or_first(futures::future::join_all(finished).await)
 }
 
-/// Waits until the aggregator has applied every bucket's end fence; their noted counts.
+/// Waits until the aggregator has applied every bucket's end fence; what it noted at each.
 async fn wait_for_ends<L: LikesAdmin, C: CountsAdmin>(
     s: &Stores<L, C>,
     post: &PostId,
     buckets: &[u8],
     job: &str,
-) -> Result<Vec<i64>, AdminError> {
+) -> Result<Vec<Ended>, AdminError> {
     let deadline = Instant::now() + s.fence_wait;
     let mut pause = Duration::from_millis(50);
     loop {
         let item = s.counts.read_post(post).await?.unwrap_or_default();
-        let noted: Vec<Option<i64>> = buckets
+        let noted: Vec<Option<Ended>> = buckets
             .iter()
-            .map(|b| match &item.buckets[usize::from(*b)].ended {
-                Some((ended, count)) if ended == job => Some(*count),
-                _ => None,
+            .map(|b| {
+                item.buckets[usize::from(*b)]
+                    .ended
+                    .clone()
+                    .filter(|e| e.job == job)
             })
             .collect();
-        if let Some(all) = noted.iter().copied().collect::<Option<Vec<i64>>>() {
-            return Ok(all);
+        if noted.iter().all(Option::is_some) {
+            return Ok(noted.into_iter().flatten().collect());
         }
         if Instant::now() > deadline {
             let waiting: Vec<u8> = buckets
@@ -145,40 +134,24 @@ async fn wait_for_ends<L: LikesAdmin, C: CountsAdmin>(
 }
 
 /// Adds `diff` to the bucket and forgets the noted end, once: only while the end noted is this
-/// job's. Whether this job's end was settled (now, or by its own earlier attempt).
+/// job's and the job holds the lease. Whether this job's end was settled (now, or by its own
+/// earlier attempt whose answer was lost).
 async fn settle<L: LikesAdmin, C: CountsAdmin>(
     s: &Stores<L, C>,
     post: &PostId,
     b: u8,
     job: &str,
     diff: i64,
-) -> Result<bool, AdminError> {
-    if s.counts.settle(post, b, job, diff).await? {
-        return Ok(true);
-    }
-    // No end noted: this job's own earlier attempt settled it (an SDK retry of a write whose
-    // answer was lost). Another job's end: a job this one's lease outlived is still writing
-    // fences; the count is left to that job's run.
-    let item = s.counts.read_post(post).await?.unwrap_or_default();
-    Ok(item.buckets[usize::from(b)].ended.is_none())
-}
-
-/// Fences and window entries of earlier jobs that died: with the lease held, no other job is
-/// running, so they are garbage (their REMOVE records are ignored by the aggregator).
-async fn clear_stale<L: LikesAdmin, C>(
-    s: &Stores<L, C>,
-    pb: &PostBucket,
-    job: &str,
 ) -> Result<(), AdminError> {
-    let (mine, my_window) = (job_fences(job), job_window(job));
-    let dead = s
-        .likes
-        .recount_items(pb)
-        .await?
-        .into_iter()
-        .filter(|sk| !mine.contains(sk) && !my_window.contains(sk))
-        .collect();
-    Ok(s.likes.delete_controls(pb, dead).await?)
+    if s.counts.settle(post, b, job, diff).await? {
+        return Ok(());
+    }
+    let item = s.counts.read_post(post).await?.unwrap_or_default();
+    let holds = item.lease.as_ref().is_some_and(|l| l.job == job);
+    match &item.buckets[usize::from(b)].ended {
+        None if holds => Ok(()),
+        _ => Err(lease::lost(post, job)),
+    }
 }
 
 /// The job's first half on one bucket: begin fence, read, end fence. The users seen liking.
@@ -187,7 +160,6 @@ async fn fence_bucket<L: LikesAdmin, C>(
     pb: PostBucket,
     job: &str,
 ) -> Result<HashSet<String>, AdminError> {
-    clear_stale(s, &pb, job).await?;
     let begun = s.likes.put_fence(&pb, job, Phase::Begin).await;
     let seen = match &begun {
         Ok(()) => s.likes.bucket_users(&pb).await,
@@ -202,30 +174,50 @@ async fn fence_bucket<L: LikesAdmin, C>(
     Ok(seen?)
 }
 
-/// The second half, once the end fence is applied: the window, the correction, the cleanup.
+/// The second half, once the end fence is applied: the window, its check, the correction, the
+/// cleanup.
 async fn finish_bucket<L: LikesAdmin, C: CountsAdmin>(
     s: &Stores<L, C>,
     pb: PostBucket,
     job: &str,
     seen: HashSet<String>,
-    counted: i64,
+    noted: Ended,
     correct: bool,
 ) -> Result<BucketRecount, AdminError> {
     let window = s.likes.window(&pb, job).await?;
-    let exact = exact_count(&seen, &window);
-    let diff = exact - counted;
-    let settled = settle(s, &pb.post, pb.bucket, job, if correct { diff } else { 0 }).await?;
-    // The fences and the window are done with; their deletes are control records too.
-    let mut done: Vec<String> = window.keys().map(|u| window_key(job, u)).collect();
-    done.push(fence_key(job, Phase::Begin));
-    done.push(fence_key(job, Phase::End));
-    s.likes.delete_controls(&pb, done).await?;
+    let complete = window.entries == noted.entries;
+    let exact = exact_count(&seen, &window.last);
+    let diff = exact - noted.count;
+    // A window that lost entries gives no exact count: forget the noted end, correct nothing.
+    let apply = if correct && complete { diff } else { 0 };
+    let settled = settle(s, &pb.post, pb.bucket, job, apply).await;
+    s.likes
+        .delete_controls(&pb, own_items(job, &window))
+        .await?;
+    settled?;
+    if !complete {
+        return Err(AdminError::WindowDisturbed {
+            post: pb.post.to_string(),
+            job: job.to_owned(),
+            bucket: pb.bucket,
+            noted: noted.entries,
+            found: window.entries,
+        });
+    }
     Ok(BucketRecount {
         bucket: pb.bucket,
-        counted,
+        counted: noted.count,
         exact,
-        corrected: settled && correct && diff != 0,
+        corrected: correct && diff != 0,
     })
+}
+
+/// The job's own control items in a bucket: its fences and its window's entries.
+fn own_items(job: &str, window: &Window) -> Vec<String> {
+    let mut keys = window.keys.clone();
+    keys.push(fence_key(job, Phase::Begin));
+    keys.push(fence_key(job, Phase::End));
+    keys
 }
 
 #[cfg(test)]

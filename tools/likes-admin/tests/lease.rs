@@ -1,14 +1,16 @@
-//! The recount lease against the emulator (`make test`): one job per post; a job whose lease ran
-//! out can be taken over, and the job that was taken over can no longer renew it or release it.
+//! The post's repair lease against the emulator (`make test`): a live holder's lease is refused
+//! to others; one whose holder stopped renewing is taken over after its term; the job taken
+//! over can neither renew nor release it, nor correct a count. (The same rules on the in-memory
+//! store, on a paused clock: `src/lease.rs`.)
 
 use std::time::Duration;
 
-use likes_admin::{lease as lock, AdminError};
+use likes_admin::{lease, AdminError};
 use likes_aws::dynamo::schema::{create_table, COUNTS};
 use likes_aws::DynamoCounts;
-use likes_core::PostId;
+use likes_core::{CountsAdmin, CountsLedger, PostId};
 
-async fn tables() -> DynamoCounts {
+async fn counts() -> DynamoCounts {
     let endpoint = std::env::var("LIKES_TEST_DYNAMODB_ENDPOINT")
         .expect("LIKES_TEST_DYNAMODB_ENDPOINT: run with `make test`, which starts the emulator");
     let client = likes_aws::sdk::emulator_dynamo(&endpoint).await;
@@ -20,49 +22,41 @@ async fn tables() -> DynamoCounts {
 }
 
 #[tokio::test]
-async fn a_job_taken_over_after_its_lease_cannot_renew_it() {
-    let t = tables().await;
+async fn a_live_lease_is_kept_and_a_dead_one_taken_over() {
+    let counts = counts().await;
     let post = PostId::parse("hot-post").expect("an id");
-    let long = Duration::from_secs(600);
+    let term = Duration::from_secs(2);
 
-    lock::acquire(&t, &post, "a", long)
-        .await
-        .expect("a takes it");
-    let refused = lock::acquire(&t, &post, "b", long).await;
+    // a holds the post and keeps renewing; b, meanwhile, is refused.
+    let a = lease::hold(&counts, &post, "a", term, async {
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        Ok(())
+    });
+    let b = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        lease::acquire(&counts, &post, "b", term).await
+    };
+    let (a, b) = tokio::join!(a, b);
+    a.expect("a ran to its end");
     assert!(
-        matches!(&refused, Err(AdminError::Busy { job, .. }) if job == "a"),
-        "{refused:?}"
+        matches!(&b, Err(AdminError::Busy { job, .. }) if job == "a"),
+        "{b:?}"
     );
-    lock::renew(&t, &post, "a", long)
-        .await
-        .expect("a renews its own");
 
-    // a's lease runs out (taken for 0 s, so it ends at once), and b takes the post over.
-    lock::release(&t, &post, "a").await.expect("released");
-    lock::acquire(&t, &post, "a", Duration::ZERO)
+    // c takes it and stops renewing (it died); d takes it over after c's term.
+    lease::acquire(&counts, &post, "c", term)
         .await
-        .expect("a again, briefly");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        match lock::acquire(&t, &post, "b", long).await {
-            Ok(()) => break,
-            // The lease ends within the second it was taken in.
-            Err(AdminError::Busy { .. }) if std::time::Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            Err(e) => panic!("b never took over: {e}"),
-        }
-    }
-    let lost = lock::renew(&t, &post, "a", long).await;
-    assert!(
-        matches!(&lost, Err(AdminError::LeaseLost { job, .. }) if job == "a"),
-        "{lost:?}"
-    );
-    // a's release leaves b's lease alone: b still holds the post.
-    lock::release(&t, &post, "a").await.expect("a no-op");
-    let refused = lock::acquire(&t, &post, "c", long).await;
-    assert!(
-        matches!(&refused, Err(AdminError::Busy { job, .. }) if job == "b"),
-        "{refused:?}"
-    );
+        .expect("free after a released it");
+    lease::acquire(&counts, &post, "d", term)
+        .await
+        .expect("taken over from a holder that stopped");
+    assert!(!counts.renew_lease(&post, "c").await.expect("answers"));
+    counts.release_lease(&post, "c").await.expect("a no-op");
+    assert!(!counts.settle(&post, 0, "c", 5).await.expect("answers"));
+    let held = counts
+        .read_post(&post)
+        .await
+        .expect("read")
+        .and_then(|i| i.lease);
+    assert_eq!(held.map(|l| l.job), Some("d".to_owned()));
 }

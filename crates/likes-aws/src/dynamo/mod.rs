@@ -28,6 +28,20 @@ where
         .is_some_and(|e| e.code() == Some("ConditionalCheckFailedException"))
 }
 
+/// A conditional write's answer: whether it applied (false when its condition failed).
+fn applied<T, E>(
+    res: Result<T, aws_sdk_dynamodb::error::SdkError<E, calls::HttpResponse>>,
+) -> Result<bool, likes_core::StoreError>
+where
+    E: aws_sdk_dynamodb::error::ProvideErrorMetadata + std::error::Error + 'static,
+{
+    match res {
+        Ok(_) => Ok(true),
+        Err(e) if failed_condition(&e) => Ok(false),
+        Err(e) => Err(classify::classify(e)),
+    }
+}
+
 /// Whether a table of that name exists (a typo must stop a tool before it writes anything).
 pub async fn table_exists(
     client: &aws_sdk_dynamodb::Client,

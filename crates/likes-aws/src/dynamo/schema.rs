@@ -55,13 +55,13 @@ pub mod likes {
     pub const LIKED_AT: &str = "liked_at";
     /// The token of the request that wrote a like.
     pub const TOKEN: &str = "tok";
-    /// Request markers: which operation a named request performed, and when the marker expires
-    /// (the table's TTL attribute).
+    /// Request markers: what a named request did (`like`, `unlike`, or its `-noop`).
     pub const OP: &str = "op";
+    /// When a control item (a marker, a fence, a window entry) expires: the table's TTL
+    /// attribute, so that none outlives its use.
     pub const EXPIRES_AT: &str = "expires_at";
-    /// Recount window entries (`likes_core::control::window_key`): the user's last change in
-    /// the window, as its sequence number (a `SeqKey`) and its event (`I` like, `R` unlike).
-    pub const SEQ: &str = "seq";
+    /// Recount window entries (`likes_core::control::window_key`, one per change, its sequence
+    /// number in the key): the change's event (`I` like, `R` unlike).
     pub const EVENT: &str = "ev";
     pub const BY_USER: &str = "by_user";
     pub const BY_TIME: &str = "by_time";
@@ -71,10 +71,11 @@ pub mod counts {
     /// One item per post; its per-bucket attributes are named in `dynamo::counts`.
     pub const PK: &str = "post_id";
     pub const UPDATED_AT: &str = "updated_at";
-    /// A recount lease's item (`likes_core::control::lease_key`): the job holding it, and until
-    /// when (epoch seconds).
-    pub const LEASE_JOB: &str = "job";
-    pub const LEASE_UNTIL: &str = "lease_until";
+    /// A post's recount lease, on the post's item: the job holding it, its beat (incremented
+    /// at each renewal) and its term (seconds within which it is renewed).
+    pub const LEASE_JOB: &str = "lj";
+    pub const LEASE_BEAT: &str = "lb";
+    pub const LEASE_TERM: &str = "lt";
 }
 
 pub const LIKES: TableDef = TableDef {

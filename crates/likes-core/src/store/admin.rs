@@ -10,16 +10,7 @@ use crate::bucket::PostBucket;
 use crate::control::Phase;
 use crate::ids::PostId;
 
-use super::{CountsLedger, StoreError};
-
-/// What taking a recount's lease on a post found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Lease {
-    /// Taken: the job holds it until the time it asked for.
-    Taken,
-    /// Another job holds it until `until` (epoch seconds).
-    Held { job: String, until: i64 },
-}
+use super::{CountsLedger, LeaseState, StoreError};
 
 /// The Likes table, as the admin tool sees it.
 pub trait LikesAdmin: Send + Sync {
@@ -43,13 +34,12 @@ pub trait LikesAdmin: Send + Sync {
         phase: Phase,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// `job`'s window on the bucket as the aggregator recorded it: each user who changed inside
-    /// it, and whether their last change was a like. Read consistently.
+    /// `job`'s window on the bucket as the aggregator recorded it, read consistently.
     fn window(
         &self,
         bucket: &PostBucket,
         job: &str,
-    ) -> impl Future<Output = Result<HashMap<String, bool>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Window, StoreError>> + Send;
 
     /// The sort keys of every fence and window entry in the bucket, whatever their job.
     fn recount_items(
@@ -75,24 +65,61 @@ pub trait LikesAdmin: Send + Sync {
     ) -> impl Future<Output = Result<BTreeSet<String>, StoreError>> + Send;
 }
 
-/// The Counts table, as the admin tool sees it.
+/// A recount job's window on one bucket, as read back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Window {
+    /// Each user who changed inside the window, and whether their last change was a like.
+    pub last: HashMap<String, bool>,
+    /// How many entries were read (one per change).
+    pub entries: u64,
+    /// Their sort keys, for the job to delete when it is done.
+    pub keys: Vec<String>,
+}
+
+impl Window {
+    /// The window of the entries read: `(sort key, liked)` pairs, any order; keys that are not
+    /// `job`'s entries are left out.
+    pub fn of<'a>(job: &str, read: impl IntoIterator<Item = (&'a str, bool)>) -> Self {
+        let mut last: HashMap<String, (&'a str, bool)> = HashMap::new();
+        let mut keys = Vec::new();
+        for (key, liked) in read {
+            let Some((user, seq)) = crate::control::window_change(job, key) else {
+                continue;
+            };
+            keys.push(key.to_owned());
+            // A `SeqKey` is fixed width: string order is the changes' order.
+            if last.get(user).is_none_or(|(s, _)| *s < seq) {
+                last.insert(user.to_owned(), (seq, liked));
+            }
+        }
+        Self {
+            last: last.into_iter().map(|(u, (_, l))| (u, l)).collect(),
+            entries: keys.len() as u64,
+            keys,
+        }
+    }
+}
+
+/// The Counts table, as the admin tool sees it. A post's recount lease lives on the post's own
+/// item (`PostCounts::lease`), so that the aggregator's fences and the job's correction can be
+/// conditional on it.
 pub trait CountsAdmin: CountsLedger {
-    /// Takes `post`'s recount lease for `job` until `until` (epoch seconds) if nobody holds it,
-    /// or its holder's lease ended before `now`.
-    fn acquire_lease(
+    /// Takes `post`'s recount lease for `job`, to be renewed within `term_secs`: if nobody
+    /// holds it (`seen` is `None`), or if it is still exactly as `seen` (the holder stopped
+    /// renewing). False if it changed.
+    fn take_lease(
         &self,
         post: &PostId,
         job: &str,
-        until: i64,
-        now: i64,
-    ) -> impl Future<Output = Result<Lease, StoreError>> + Send;
+        term_secs: u64,
+        seen: Option<&LeaseState>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
-    /// Extends `job`'s lease to `until`; false if another job holds it now.
+    /// Renews `job`'s lease (its beat moves on); false if another job holds it now.
     fn renew_lease(
         &self,
         post: &PostId,
         job: &str,
-        until: i64,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Gives `job`'s lease up (nothing if another job holds it).
@@ -103,8 +130,8 @@ pub trait CountsAdmin: CountsLedger {
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// A recount's correction: adds `diff` to the bucket's count and forgets the end noted for
-    /// `job`, once, only while that end is the one noted. False if it was not (settled already,
-    /// or another job's end is noted).
+    /// `job`, once, only while that end is the one noted and `job` holds the post's lease.
+    /// False if not (settled already, another job's end, or the lease lost).
     fn settle(
         &self,
         post: &PostId,

@@ -21,17 +21,22 @@ pub struct BucketWrite<'a> {
     /// When the last record was created (stream `ApproximateCreationDateTime`, epoch seconds).
     pub last_created: i64,
     /// The recount window the records fall in, if any: the write then requires that window to
-    /// be the bucket's open one; without, it requires none to be open.
+    /// be the bucket's open one, and counts the records as the window's entries; without, it
+    /// requires none to be open.
     pub window: Option<&'a str>,
+    /// How many records the write applies (one window entry each, inside a window).
+    pub records: u32,
 }
 
 /// A recount's fence, applied to its bucket in stream order (`count_aggregator`'s fence docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FenceWrite<'a> {
-    /// Opens `job`'s window on the bucket (replacing one left open by an abandoned job).
-    Begin { job: &'a str },
-    /// Closes `job`'s window, noting the bucket's count at this point for the job; with
-    /// `closes` false (the window is not the job's) it only advances the mark.
+    /// Opens `job`'s window on the bucket (replacing one left open by an abandoned job), if
+    /// `job` holds the post's recount lease — the write then requires it still does; a fence of
+    /// a job that does not only advances the mark.
+    Begin { job: &'a str, holds_lease: bool },
+    /// Closes `job`'s window, noting the bucket's count and window entries at this point for
+    /// the job; with `closes` false (the window is not the job's) it only advances the mark.
     End { job: &'a str, closes: bool },
 }
 
@@ -43,9 +48,14 @@ pub struct FenceRecord<'a> {
     pub seq: Seq<'a>,
     /// When the record was created (stream `ApproximateCreationDateTime`, epoch seconds).
     pub created: i64,
+    /// The bucket's mark, when the fence proved it ahead of the stream (a fence is a definite
+    /// point of the current stream, yet it lies at or below the mark): the write then requires
+    /// the mark to be this one, and sets it back to the fence.
+    pub replaces_mark: Option<&'a SeqNo>,
 }
 
-/// A user's last change within a recount job's window.
+/// One change within a recount job's window: every change gets its own entry, so that the job
+/// can count them against what the aggregator noted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowEntry<'a> {
     pub job: &'a str,
@@ -74,8 +84,33 @@ pub struct BucketCount {
     pub hwm_created: Option<i64>,
     /// The recount job whose window is open on the bucket.
     pub window: Option<String>,
-    /// The recount job whose end fence was applied, and the bucket's count at that point.
-    pub ended: Option<(String, i64)>,
+    /// When the open window's begin fence was created (epoch seconds).
+    pub window_opened: Option<i64>,
+    /// The window entries counted so far.
+    pub window_entries: u64,
+    /// The recount job whose end fence was applied, and what was noted for it then.
+    pub ended: Option<Ended>,
+}
+
+/// What a recount's end fence noted on its bucket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    pub job: String,
+    /// The bucket's count at the end fence.
+    pub count: i64,
+    /// How many window entries the aggregator wrote between the job's fences.
+    pub entries: u64,
+}
+
+/// A post's recount lease, as held: by which job, how often renewed, and for how long each
+/// renewal holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseState {
+    pub job: String,
+    /// Incremented at each renewal: a taker that sees it unchanged for `term_secs` knows the
+    /// holder stopped, whatever either machine's clock says.
+    pub beat: u64,
+    pub term_secs: u64,
 }
 
 /// A post's Counts item: its 16 buckets' partial counts and high-water marks.
@@ -83,6 +118,8 @@ pub struct BucketCount {
 pub struct PostCounts {
     pub buckets: [BucketCount; BUCKETS as usize],
     pub updated_at: Option<String>,
+    /// The recount lease on the post, while one is held.
+    pub lease: Option<LeaseState>,
 }
 
 impl PostCounts {
@@ -130,11 +167,20 @@ pub trait CountsLedger: Send + Sync {
         record: &FenceRecord<'_>,
     ) -> impl Future<Output = Result<ApplyOutcome, StoreError>> + Send;
 
-    /// Records who changed within a recount window on the bucket, before their changes are
-    /// counted (so that a redelivery rewrites the same entries).
+    /// Records the changes within a recount window on the bucket, before they are counted (so
+    /// that a redelivery rewrites the same entries).
     fn record_window(
         &self,
         bucket: &PostBucket,
         entries: &[WindowEntry<'_>],
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Closes `job`'s window on the bucket without noting anything (a window left open by a job
+    /// that died); false if that window was not open.
+    fn close_window(
+        &self,
+        post: &PostId,
+        bucket: u8,
+        job: &str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }

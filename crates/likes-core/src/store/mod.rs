@@ -25,10 +25,10 @@ use crate::bucket::PostBucket;
 use crate::ids::{PostId, UserId};
 use crate::write_token::WriteToken;
 
-pub use admin::{CountsAdmin, Lease, LikesAdmin};
+pub use admin::{CountsAdmin, LikesAdmin, Window};
 pub use counts::{
-    ApplyOutcome, BucketCount, BucketWrite, CountsLedger, CountsRead, FenceRecord, FenceWrite,
-    PostCounts, WindowEntry,
+    ApplyOutcome, BucketCount, BucketWrite, CountsLedger, CountsRead, Ended, FenceRecord,
+    FenceWrite, LeaseState, PostCounts, WindowEntry,
 };
 pub use error::StoreError;
 pub use page::Page;

@@ -328,6 +328,9 @@ impl likes_core::CountsLedger for Broken {
     async fn record_window(&self, _: &PostBucket, _: &[WindowEntry<'_>]) -> Result<(), StoreError> {
         Ok(())
     }
+    async fn close_window(&self, _: &PostId, _: u8, _: &str) -> Result<bool, StoreError> {
+        Ok(false)
+    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -8,6 +8,7 @@
 mod common;
 mod erase;
 mod recount;
+mod repairs;
 
 use std::time::{Duration, Instant};
 
@@ -51,6 +52,7 @@ impl Local {
             likes: DynamoLikes::new(client.clone(), "likes"),
             counts: DynamoCounts::new(client.clone(), "counts"),
             fence_wait: Duration::from_secs(120),
+            lease_term: likes_admin::DEFAULT_LEASE_TERM,
         };
         Self {
             emulator,

@@ -105,30 +105,33 @@ fn audit_reports_exactly_the_drifted_bucket_and_recount_repairs_it() {
     assert_eq!(local.counted("quiet"), before);
     assert_eq!(leftovers(&local, "quiet"), 0);
 
-    // One recount of a post at a time: a held lease is refused with a clear message.
+    // One repair of a post at a time: a lease its holder keeps renewing is refused, with a
+    // clear message, whatever the clocks say.
     let post = likes_core::PostId::parse("drifty").expect("id");
-    let held = local.rt.block_on(likes_admin::lease::acquire(
-        &local.stores.counts,
-        &post,
-        "otherjob",
-        Duration::from_secs(60),
-    ));
-    held.expect("the lease");
+    let counts = local.stores.counts.clone();
+    let holder = local.rt.spawn(async move {
+        let work = async {
+            tokio::time::sleep(Duration::from_secs(6)).await;
+            Ok(())
+        };
+        likes_admin::lease::hold(&counts, &post, "otherjob", Duration::from_secs(2), work).await
+    });
+    std::thread::sleep(Duration::from_millis(500));
     let refused = local.admin(&["recount", "--post", "drifty"]);
     match refused {
         Err(e @ likes_admin::AdminError::Busy { .. }) => {
-            assert!(e.to_string().contains("is running"), "{e}")
+            assert!(
+                e.to_string().contains("is being repaired by job otherjob"),
+                "{e}"
+            )
         }
         other => panic!("a second recount was not refused: {other:?}"),
     }
     local
         .rt
-        .block_on(likes_admin::lease::release(
-            &local.stores.counts,
-            &post,
-            "otherjob",
-        ))
-        .expect("released");
+        .block_on(holder)
+        .expect("the holder ran")
+        .expect("it held the post and released it");
 
     let r = local
         .admin(&["recount", "--post", "drifty"])

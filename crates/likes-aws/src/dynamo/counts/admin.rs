@@ -1,23 +1,18 @@
-//! The admin tool's side of the Counts table: a recount's lease on a post (an item of its own,
-//! `likes_core::control::lease_key`), its correction, and the list of counted posts.
+//! The admin tool's side of the Counts table: a recount's lease on a post (attributes of the
+//! post's own item, so that the aggregator's fences and the correction can be conditional on
+//! it), the correction itself, and the list of counted posts.
 
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use likes_core::control::lease_key;
-use likes_core::{CountsAdmin, Lease, PostId, StoreError};
+use likes_core::{CountsAdmin, LeaseState, PostId, StoreError};
 
-use super::{bucket_attrs, post_key, recount_attrs, DynamoCounts};
-use crate::dynamo::calls::HttpResponse;
-use crate::dynamo::classify::{classify, classify_read};
-use crate::dynamo::failed_condition;
-use crate::dynamo::schema::counts::{LEASE_JOB, LEASE_UNTIL, PK};
+use super::{bucket_attrs, parse_n, post_key, recount_attrs, DynamoCounts};
+use crate::dynamo::applied;
+use crate::dynamo::classify::classify_read;
+use crate::dynamo::schema::counts::{LEASE_BEAT, LEASE_JOB, LEASE_TERM, PK};
 
-fn lease_item_key(post: &PostId) -> HashMap<String, AttributeValue> {
-    HashMap::from([(PK.to_owned(), AttributeValue::S(lease_key(post)))])
-}
-
-fn n(v: i64) -> AttributeValue {
+fn n(v: impl ToString) -> AttributeValue {
     AttributeValue::N(v.to_string())
 }
 
@@ -25,82 +20,65 @@ fn job_value(job: &str) -> AttributeValue {
     AttributeValue::S(job.to_owned())
 }
 
-/// A conditional write's answer: whether it applied (false when its condition failed).
-fn applied<T, E>(
-    res: Result<T, aws_sdk_dynamodb::error::SdkError<E, HttpResponse>>,
-) -> Result<bool, StoreError>
-where
-    E: aws_sdk_dynamodb::error::ProvideErrorMetadata + std::error::Error + 'static,
-{
-    match res {
-        Ok(_) => Ok(true),
-        Err(e) if failed_condition(&e) => Ok(false),
-        Err(e) => Err(classify(e)),
-    }
+/// The lease a post's item holds, if any.
+pub(super) fn lease_of(
+    item: &HashMap<String, AttributeValue>,
+) -> Result<Option<LeaseState>, StoreError> {
+    let Some(job) = item.get(LEASE_JOB).and_then(|v| v.as_s().ok()) else {
+        return Ok(None);
+    };
+    let beat = parse_n(LEASE_BEAT, item.get(LEASE_BEAT))?.unwrap_or(0);
+    let term = parse_n(LEASE_TERM, item.get(LEASE_TERM))?.unwrap_or(0);
+    Ok(Some(LeaseState {
+        job: job.clone(),
+        beat: beat.max(0) as u64,
+        term_secs: term.max(0) as u64,
+    }))
 }
 
 impl CountsAdmin for DynamoCounts {
-    async fn acquire_lease(
+    async fn take_lease(
         &self,
         post: &PostId,
         job: &str,
-        until: i64,
-        now: i64,
-    ) -> Result<Lease, StoreError> {
-        let res = self
+        term_secs: u64,
+        seen: Option<&LeaseState>,
+    ) -> Result<bool, StoreError> {
+        let mut req = self
             .client
-            .put_item()
+            .update_item()
             .table_name(&self.table)
-            .set_item(Some(lease_item_key(post)))
-            .item(LEASE_JOB, job_value(job))
-            .item(LEASE_UNTIL, n(until))
-            .condition_expression("attribute_not_exists(#pk) OR #until < :now")
-            .expression_attribute_names("#pk", PK)
-            .expression_attribute_names("#until", LEASE_UNTIL)
-            .expression_attribute_values(":now", n(now))
-            .send()
-            .await;
-        if applied(res)? {
-            return Ok(Lease::Taken);
-        }
-        let held = self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .set_key(Some(lease_item_key(post)))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(classify_read)?
-            .item
-            .unwrap_or_default();
-        Ok(Lease::Held {
-            job: held
-                .get(LEASE_JOB)
-                .and_then(|v| v.as_s().ok())
-                .cloned()
-                .unwrap_or_default(),
-            until: held
-                .get(LEASE_UNTIL)
-                .and_then(|v| v.as_n().ok())
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_default(),
-        })
+            .set_key(Some(post_key(post)))
+            .update_expression("SET #lj = :job, #lb = :zero, #lt = :term")
+            .expression_attribute_names("#lj", LEASE_JOB)
+            .expression_attribute_names("#lb", LEASE_BEAT)
+            .expression_attribute_names("#lt", LEASE_TERM)
+            .expression_attribute_values(":job", job_value(job))
+            .expression_attribute_values(":zero", n(0))
+            .expression_attribute_values(":term", n(term_secs));
+        req = match seen {
+            None => req.condition_expression("attribute_not_exists(#lj)"),
+            // Taken over only exactly as last seen: its holder did not renew it since.
+            Some(s) => req
+                .condition_expression("#lj = :held AND #lb = :beat")
+                .expression_attribute_values(":held", job_value(&s.job))
+                .expression_attribute_values(":beat", n(s.beat)),
+        };
+        applied(req.send().await)
     }
 
-    async fn renew_lease(&self, post: &PostId, job: &str, until: i64) -> Result<bool, StoreError> {
+    async fn renew_lease(&self, post: &PostId, job: &str) -> Result<bool, StoreError> {
         let res = self
             .client
             .update_item()
             .table_name(&self.table)
-            .set_key(Some(lease_item_key(post)))
-            .update_expression("SET #until = :until")
-            // Still ours even if it ran out: nobody took it, and now nobody can until it ends.
-            .condition_expression("#job = :job")
-            .expression_attribute_names("#job", LEASE_JOB)
-            .expression_attribute_names("#until", LEASE_UNTIL)
+            .set_key(Some(post_key(post)))
+            .update_expression("ADD #lb :one")
+            .condition_expression("#lj = :job")
+            .expression_attribute_names("#lj", LEASE_JOB)
+            .expression_attribute_names("#lb", LEASE_BEAT)
             .expression_attribute_values(":job", job_value(job))
-            .expression_attribute_values(":until", n(until))
+            .expression_attribute_values(":one", n(1))
             .send()
             .await;
         applied(res)
@@ -109,15 +87,18 @@ impl CountsAdmin for DynamoCounts {
     async fn release_lease(&self, post: &PostId, job: &str) -> Result<(), StoreError> {
         let res = self
             .client
-            .delete_item()
+            .update_item()
             .table_name(&self.table)
-            .set_key(Some(lease_item_key(post)))
-            .condition_expression("#job = :job")
-            .expression_attribute_names("#job", LEASE_JOB)
+            .set_key(Some(post_key(post)))
+            .update_expression("REMOVE #lj, #lb, #lt")
+            .condition_expression("#lj = :job")
+            .expression_attribute_names("#lj", LEASE_JOB)
+            .expression_attribute_names("#lb", LEASE_BEAT)
+            .expression_attribute_names("#lt", LEASE_TERM)
             .expression_attribute_values(":job", job_value(job))
             .send()
             .await;
-        // Taken over after our lease ran out: nothing of ours to release.
+        // Taken over after it was lost: nothing of ours to release.
         applied(res).map(|_| ())
     }
 
@@ -129,20 +110,23 @@ impl CountsAdmin for DynamoCounts {
         diff: i64,
     ) -> Result<bool, StoreError> {
         let (c, _, _) = bucket_attrs(bucket);
-        let (_, ej, ec) = recount_attrs(bucket);
+        let a = recount_attrs(bucket);
         let mut req = self
             .client
             .update_item()
             .table_name(&self.table)
             .set_key(Some(post_key(post)))
-            .condition_expression("#ej = :job")
-            .expression_attribute_names("#ej", ej)
-            .expression_attribute_names("#ec", ec)
+            // Only the job whose end is noted, and only while it holds the post's lease.
+            .condition_expression("#ej = :job AND #lj = :job")
+            .expression_attribute_names("#ej", a.ended)
+            .expression_attribute_names("#ec", a.ended_count)
+            .expression_attribute_names("#en", a.ended_entries)
+            .expression_attribute_names("#lj", LEASE_JOB)
             .expression_attribute_values(":job", job_value(job));
         req = if diff == 0 {
-            req.update_expression("REMOVE #ej, #ec")
+            req.update_expression("REMOVE #ej, #ec, #en")
         } else {
-            req.update_expression("ADD #c :d REMOVE #ej, #ec")
+            req.update_expression("ADD #c :d REMOVE #ej, #ec, #en")
                 .expression_attribute_names("#c", c)
                 .expression_attribute_values(":d", n(diff))
         };
@@ -162,10 +146,7 @@ impl CountsAdmin for DynamoCounts {
         while let Some(page) = pages.next().await {
             for item in page.map_err(classify_read)?.items() {
                 if let Some(p) = item.get(PK).and_then(|v| v.as_s().ok()) {
-                    // A lease item is not a post.
-                    if !p.starts_with('~') {
-                        posts.push(p.clone());
-                    }
+                    posts.push(p.clone());
                 }
             }
         }

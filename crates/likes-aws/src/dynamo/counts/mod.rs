@@ -6,7 +6,8 @@
 //! created, epoch seconds); and `updated_at` (S, RFC 3339). A post's count is the sum of its
 //! `c<b>`. With 16 buckets the item stays under 1 KB, one write unit per update, and a post's
 //! count is one GetItem, a feed's counts one BatchGetItem. While a recount runs, a bucket also
-//! has `w<b>`, `ej<b>`, `ec<b>` (`fences`); a recount's lease is an item of its own (`admin`).
+//! has its window's attributes (`w<b>`, `wn<b>`, `wt<b>`) and then its noted end (`ej<b>`,
+//! `ec<b>`, `en<b>`) (`fences`); the post's recount lease is `lj`, `lb`, `lt` (`admin`).
 
 use std::collections::HashMap;
 
@@ -19,8 +20,8 @@ use aws_sdk_dynamodb::Client;
 use likes_core::seq::SeqKey;
 use likes_core::time::now_ts;
 use likes_core::{
-    ApplyOutcome, BucketCount, BucketWrite, CountsLedger, CountsRead, FenceRecord, PostBucket,
-    PostCounts, PostId, StoreError, WindowEntry, BUCKETS,
+    ApplyOutcome, BucketCount, BucketWrite, CountsLedger, CountsRead, Ended, FenceRecord,
+    PostBucket, PostCounts, PostId, StoreError, WindowEntry, BUCKETS,
 };
 
 use super::calls::{self, BATCH_GET_MAX};
@@ -33,10 +34,27 @@ pub fn bucket_attrs(b: u8) -> (String, String, String) {
     (format!("c{b}"), format!("h{b}"), format!("t{b}"))
 }
 
-/// A recount's attributes of bucket `b`: the open window's job; the job whose end was applied,
-/// and the count then.
-pub fn recount_attrs(b: u8) -> (String, String, String) {
-    (format!("w{b}"), format!("ej{b}"), format!("ec{b}"))
+/// A recount's attributes of bucket `b`.
+pub struct RecountAttrs {
+    /// The open window's job, its entry count, and when its begin fence was created.
+    pub window: String,
+    pub entries: String,
+    pub opened: String,
+    /// The job whose end fence was applied, the bucket's count then, and the window's entries.
+    pub ended: String,
+    pub ended_count: String,
+    pub ended_entries: String,
+}
+
+pub fn recount_attrs(b: u8) -> RecountAttrs {
+    RecountAttrs {
+        window: format!("w{b}"),
+        entries: format!("wn{b}"),
+        opened: format!("wt{b}"),
+        ended: format!("ej{b}"),
+        ended_count: format!("ec{b}"),
+        ended_entries: format!("en{b}"),
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -117,17 +135,29 @@ fn post_counts_of(item: &HashMap<String, AttributeValue>) -> Result<PostCounts, 
             ),
             Some(other) => return Err(StoreError::Internal(format!("{h}: {other:?}"))),
         };
-        let (w, ej, ec) = recount_attrs(b);
+        let r = recount_attrs(b);
         let s = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).cloned();
+        let n = |k: &str| parse_n(k, item.get(k));
+        let ended = match (s(&r.ended), n(&r.ended_count)?) {
+            (Some(job), Some(count)) => Some(Ended {
+                job,
+                count,
+                entries: n(&r.ended_entries)?.unwrap_or(0).max(0) as u64,
+            }),
+            _ => None,
+        };
         out.buckets[usize::from(b)] = BucketCount {
-            count: parse_n(&c, item.get(&c))?.unwrap_or(0),
+            count: n(&c)?.unwrap_or(0),
             hwm,
-            hwm_created: parse_n(&t, item.get(&t))?,
-            window: s(&w),
-            ended: s(&ej).zip(parse_n(&ec, item.get(&ec))?),
+            hwm_created: n(&t)?,
+            window: s(&r.window),
+            window_opened: n(&r.opened)?,
+            window_entries: n(&r.entries)?.unwrap_or(0).max(0) as u64,
+            ended,
         };
     }
     out.updated_at = item.get(UPDATED_AT).and_then(|v| v.as_s().ok()).cloned();
+    out.lease = admin::lease_of(item)?;
     Ok(out)
 }
 
@@ -148,7 +178,11 @@ fn update_expression(
         adds.push(format!("#{c} :d{b}"));
         sets.push(format!("#{h} = :l{b}"));
         sets.push(format!("#{t} = :t{b}"));
-        let (win, _, _) = recount_attrs(b);
+        let RecountAttrs {
+            window: win,
+            entries,
+            ..
+        } = recount_attrs(b);
         match w.window {
             None => conds.push(format!(
                 "(attribute_not_exists(#{h}) OR #{h} < :f{b}) AND attribute_not_exists(#{win})"
@@ -157,10 +191,18 @@ fn update_expression(
                 conds.push(format!(
                     "(attribute_not_exists(#{h}) OR #{h} < :f{b}) AND #{win} = :w{b}"
                 ));
-                req = req.expression_attribute_values(
-                    format!(":w{b}"),
-                    AttributeValue::S(job.to_owned()),
-                );
+                // The window's entries are counted with the count, exactly once.
+                adds.push(format!("#{entries} :n{b}"));
+                req = req
+                    .expression_attribute_values(
+                        format!(":w{b}"),
+                        AttributeValue::S(job.to_owned()),
+                    )
+                    .expression_attribute_names(format!("#{entries}"), entries)
+                    .expression_attribute_values(
+                        format!(":n{b}"),
+                        AttributeValue::N(w.records.to_string()),
+                    );
             }
         }
         req = req.expression_attribute_names(format!("#{win}"), win);
@@ -243,6 +285,10 @@ impl CountsLedger for DynamoCounts {
                     .into(),
             )),
         }
+    }
+
+    async fn close_window(&self, post: &PostId, bucket: u8, job: &str) -> Result<bool, StoreError> {
+        self.write_close_window(post, bucket, job).await
     }
 }
 

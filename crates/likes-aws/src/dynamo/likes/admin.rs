@@ -1,19 +1,19 @@
 //! The admin tool's side of the Likes table: exact counts, the users of a bucket, recount
 //! fences and windows, and the backfill's scan.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use aws_sdk_dynamodb::types::{DeleteRequest, Select, WriteRequest};
+use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, Select, WriteRequest};
 use likes_core::control::{self, fence_key, is_control, KeyRange, Phase, LIKES_END};
-use likes_core::{LikesAdmin, PostBucket, StoreError};
+use likes_core::{LikesAdmin, PostBucket, StoreError, Window};
 
-use super::windows::LIKED;
+use super::windows::{CONTROL_TTL_SECS, LIKED};
 use super::{item_key, DynamoLikes};
 use crate::dynamo::calls::{self, query_all, query_pages};
 use crate::dynamo::classify::{build, classify, classify_read};
 use crate::dynamo::s;
-use crate::dynamo::schema::likes::{EVENT, PK, SK};
+use crate::dynamo::schema::likes::{EVENT, EXPIRES_AT, PK, SK};
 
 impl DynamoLikes {
     /// A consistent Query of the bucket's items whose sort key is in `range`.
@@ -98,29 +98,25 @@ impl LikesAdmin for DynamoLikes {
         job: &str,
         phase: Phase,
     ) -> Result<(), StoreError> {
+        // A fence expires by itself: a job that dies leaves nothing for ever.
+        let expires = chrono::Utc::now().timestamp() + CONTROL_TTL_SECS;
         self.client
             .put_item()
             .table_name(&self.table)
             .set_item(Some(item_key(bucket, fence_key(job, phase))))
+            .item(EXPIRES_AT, AttributeValue::N(expires.to_string()))
             .send()
             .await
             .map_err(classify)?;
         Ok(())
     }
 
-    async fn window(
-        &self,
-        bucket: &PostBucket,
-        job: &str,
-    ) -> Result<HashMap<String, bool>, StoreError> {
+    async fn window(&self, bucket: &PostBucket, job: &str) -> Result<Window, StoreError> {
         let entries = self.read_range(bucket, &control::job_window(job)).await?;
-        Ok(entries
-            .into_iter()
-            .filter_map(|(sk, event)| {
-                let user = control::window_user(job, &sk)?.to_owned();
-                Some((user, event.as_deref() == Some(LIKED)))
-            })
-            .collect())
+        let read = entries
+            .iter()
+            .map(|(sk, event)| (sk.as_str(), event.as_deref() == Some(LIKED)));
+        Ok(Window::of(job, read))
     }
 
     async fn recount_items(&self, bucket: &PostBucket) -> Result<Vec<String>, StoreError> {

@@ -1,6 +1,6 @@
 //! Recount windows, as the aggregator records them (count-aggregator's invariant 9): one control
-//! item per user who changed inside a job's window, `likes_core::control::window_key`, next to
-//! the likes, so that the job reads its window with one Query.
+//! item per change inside a job's window, `likes_core::control::window_key`, next to the likes,
+//! so that the job reads its window with one Query and counts its entries.
 
 use std::collections::HashMap;
 
@@ -12,10 +12,11 @@ use super::{item_key, DynamoLikes};
 use crate::dynamo::calls;
 use crate::dynamo::classify::build;
 use crate::dynamo::s;
-use crate::dynamo::schema::likes::{EVENT, EXPIRES_AT, SEQ};
+use crate::dynamo::schema::likes::{EVENT, EXPIRES_AT};
 
-/// Window entries outlive a job that died by this long before TTL removes them.
-const WINDOW_TTL_SECS: i64 = 2 * 24 * 3600;
+/// A recount's control items (window entries, fences) outlive a job that died by this long
+/// before TTL removes them: far beyond any live job, which deletes its own when it ends.
+pub(super) const CONTROL_TTL_SECS: i64 = 2 * 24 * 3600;
 
 /// The event an entry records: the user's last change was a like (`I`) or an unlike (`R`).
 pub(super) const LIKED: &str = "I";
@@ -28,12 +29,11 @@ impl DynamoLikes {
         bucket: &PostBucket,
         entries: &[WindowEntry<'_>],
     ) -> Result<(), StoreError> {
-        let expires = chrono::Utc::now().timestamp() + WINDOW_TTL_SECS;
+        let expires = chrono::Utc::now().timestamp() + CONTROL_TTL_SECS;
         let mut requests = Vec::with_capacity(entries.len());
         for e in entries {
             let mut item: HashMap<String, AttributeValue> =
-                item_key(bucket, window_key(e.job, e.user));
-            item.insert(SEQ.to_owned(), s(e.seq.key().as_str()));
+                item_key(bucket, window_key(e.job, e.user, &e.seq.key()));
             item.insert(EVENT.to_owned(), s(if e.liked { LIKED } else { UNLIKED }));
             item.insert(
                 EXPIRES_AT.to_owned(),

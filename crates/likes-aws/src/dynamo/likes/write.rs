@@ -255,9 +255,9 @@ impl DynamoLikes {
                     flips += 1;
                     continue;
                 }
-                Ok(Settled::Flip) => StoreError::Unavailable(
-                    "the like kept changing under a named request".into(),
-                ),
+                Ok(Settled::Flip) => {
+                    StoreError::Unavailable("the like kept changing under a named request".into())
+                }
                 Err(e) => e,
             };
             match err {

@@ -1,20 +1,21 @@
-//! The Counts table in memory, with the conditional update's semantics, and recount leases.
+//! The Counts table in memory, with the conditional updates' semantics: the aggregator's
+//! counts, marks, fences and windows, and the admin tool's lease and correction.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::{poisoned, MemoryLikes, SharedWindows};
 use crate::bucket::PostBucket;
+use crate::control::window_key;
 use crate::ids::PostId;
-use crate::seq::SeqNo;
 use crate::store::{
-    ApplyOutcome, BucketWrite, CountsAdmin, CountsLedger, CountsRead, FenceRecord, FenceWrite,
-    Lease, PostCounts, StoreError, WindowEntry,
+    ApplyOutcome, BucketCount, BucketWrite, CountsAdmin, CountsLedger, CountsRead, Ended,
+    FenceRecord, FenceWrite, LeaseState, PostCounts, StoreError, Window, WindowEntry,
 };
 use crate::time::now_ts;
 
-/// The Counts table, with the conditional update's semantics: one item per post; and the
-/// recount window entries the aggregator records, by (bucket, job, user).
+/// The Counts table: one item per post; and the recount window entries the aggregator records
+/// (in the Likes table on DynamoDB: shared with a [`MemoryLikes`] by [`Self::recording_into`]).
 ///
 /// A clone is the same table (as two clients of one DynamoDB table are): the aggregator and the
 /// API of one test share it that way.
@@ -22,8 +23,6 @@ use crate::time::now_ts;
 pub struct MemoryCounts {
     items: Arc<Mutex<HashMap<PostId, PostCounts>>>,
     windows: SharedWindows,
-    /// Recount leases: post → (job, until).
-    leases: Arc<Mutex<HashMap<PostId, (String, i64)>>>,
 }
 
 impl MemoryCounts {
@@ -41,38 +40,28 @@ impl MemoryCounts {
         self.items.lock().ok()?.get(post).cloned()
     }
 
-    /// `job`'s window entries on `bucket`: user → (sequence number, liked).
-    pub fn window_entries(&self, bucket: &PostBucket, job: &str) -> HashMap<String, (SeqNo, bool)> {
+    /// `job`'s window on `bucket`, as the admin tool would read it.
+    pub fn window_now(&self, bucket: &PostBucket, job: &str) -> Window {
         self.windows
             .lock()
-            .map(|w| {
-                w.iter()
-                    .filter(|((b, j, _), _)| b == bucket && j == job)
-                    .map(|((_, _, u), v)| (u.clone(), v.clone()))
-                    .collect()
-            })
+            .map(|w| super::read_window(&w, bucket, job))
             .unwrap_or_default()
     }
 
-    /// Adds `diff` to a bucket if `job`'s end is the one noted there, and forgets it: a
-    /// recount's correction.
-    pub fn correct(&self, post: &PostId, bucket: u8, job: &str, diff: i64) -> bool {
-        let Ok(mut items) = self.items.lock() else {
-            return false;
-        };
-        let Some(b) = items
-            .get_mut(post)
-            .map(|i| &mut i.buckets[usize::from(bucket)])
-        else {
-            return false;
-        };
-        if b.ended.as_ref().map(|(j, _)| j.as_str()) != Some(job) {
-            return false;
-        }
-        b.count += diff;
-        b.ended = None;
-        true
+    /// Runs `f` on the post's item, created empty if absent.
+    fn with_item<T>(
+        &self,
+        post: &PostId,
+        f: impl FnOnce(&mut PostCounts) -> T,
+    ) -> Result<T, StoreError> {
+        let mut items = self.items.lock().map_err(|_| poisoned())?;
+        Ok(f(items.entry(post.clone()).or_default()))
     }
+}
+
+/// Whether a write of records from `first` on is below the bucket's mark (not yet applied).
+fn below_mark(b: &BucketCount, first: crate::seq::Seq<'_>) -> bool {
+    b.hwm.as_ref().is_none_or(|h| h.as_seq() < first)
 }
 
 impl CountsLedger for MemoryCounts {
@@ -81,58 +70,77 @@ impl CountsLedger for MemoryCounts {
         post: &PostId,
         writes: &[BucketWrite<'_>],
     ) -> Result<ApplyOutcome, StoreError> {
-        let mut items = self.items.lock().map_err(|_| poisoned())?;
-        let item = items.entry(post.clone()).or_default();
-        let stale = writes.iter().any(|w| {
-            let b = &item.buckets[usize::from(w.bucket)];
-            b.hwm.as_ref().is_some_and(|h| h.as_seq() >= w.first) || b.window.as_deref() != w.window
-        });
-        if stale {
-            return Ok(ApplyOutcome::AlreadyApplied);
-        }
-        let mut counts = Vec::with_capacity(writes.len());
-        for w in writes {
-            let b = &mut item.buckets[usize::from(w.bucket)];
-            b.count += w.delta;
-            b.hwm = Some(w.last.to_owned());
-            b.hwm_created = Some(w.last_created);
-            counts.push((w.bucket, b.count));
-        }
-        item.updated_at = Some(now_ts());
-        Ok(ApplyOutcome::Applied { counts })
+        self.with_item(post, |item| {
+            let stale = writes.iter().any(|w| {
+                let b = &item.buckets[usize::from(w.bucket)];
+                !below_mark(b, w.first) || b.window.as_deref() != w.window
+            });
+            if stale {
+                return ApplyOutcome::AlreadyApplied;
+            }
+            let mut counts = Vec::with_capacity(writes.len());
+            for w in writes {
+                let b = &mut item.buckets[usize::from(w.bucket)];
+                b.count += w.delta;
+                b.hwm = Some(w.last.to_owned());
+                b.hwm_created = Some(w.last_created);
+                if w.window.is_some() {
+                    b.window_entries += u64::from(w.records);
+                }
+                counts.push((w.bucket, b.count));
+            }
+            item.updated_at = Some(now_ts());
+            ApplyOutcome::Applied { counts }
+        })
     }
 
     async fn read_post(&self, post: &PostId) -> Result<Option<PostCounts>, StoreError> {
-        Ok(self
-            .items
-            .lock()
-            .map_err(|_| poisoned())?
-            .get(post)
-            .cloned())
+        Ok(self.read_post_now(post))
     }
 
     async fn fence(&self, post: &PostId, r: &FenceRecord<'_>) -> Result<ApplyOutcome, StoreError> {
-        let mut items = self.items.lock().map_err(|_| poisoned())?;
-        let item = items.entry(post.clone()).or_default();
-        let b = &mut item.buckets[usize::from(r.bucket)];
-        if b.hwm.as_ref().is_some_and(|h| h.as_seq() >= r.seq) {
-            return Ok(ApplyOutcome::AlreadyApplied);
-        }
-        match r.fence {
-            FenceWrite::Begin { job } => b.window = Some(job.to_owned()),
-            FenceWrite::End { job, closes: true } => {
-                if b.window.as_deref() != Some(job) {
-                    return Ok(ApplyOutcome::AlreadyApplied);
-                }
-                b.window = None;
-                b.ended = Some((job.to_owned(), b.count));
+        self.with_item(post, |item| {
+            let lease = item.lease.as_ref().map(|l| l.job.clone());
+            let b = &mut item.buckets[usize::from(r.bucket)];
+            let placed = match r.replaces_mark {
+                Some(ahead) => b.hwm.as_ref() == Some(ahead),
+                None => below_mark(b, r.seq),
+            };
+            if !placed {
+                return ApplyOutcome::AlreadyApplied;
             }
-            FenceWrite::End { closes: false, .. } => {}
-        }
-        b.hwm = Some(r.seq.to_owned());
-        b.hwm_created = Some(r.created);
-        item.updated_at = Some(now_ts());
-        Ok(ApplyOutcome::Applied { counts: Vec::new() })
+            match r.fence {
+                FenceWrite::Begin {
+                    job,
+                    holds_lease: true,
+                } => {
+                    if lease.as_deref() != Some(job) {
+                        return ApplyOutcome::AlreadyApplied;
+                    }
+                    b.window = Some(job.to_owned());
+                    b.window_opened = Some(r.created);
+                    b.window_entries = 0;
+                }
+                FenceWrite::End { job, closes: true } => {
+                    if b.window.as_deref() != Some(job) {
+                        return ApplyOutcome::AlreadyApplied;
+                    }
+                    b.ended = Some(Ended {
+                        job: job.to_owned(),
+                        count: b.count,
+                        entries: b.window_entries,
+                    });
+                    b.window = None;
+                    b.window_opened = None;
+                    b.window_entries = 0;
+                }
+                FenceWrite::Begin { .. } | FenceWrite::End { .. } => {}
+            }
+            b.hwm = Some(r.seq.to_owned());
+            b.hwm_created = Some(r.created);
+            item.updated_at = Some(now_ts());
+            ApplyOutcome::Applied { counts: Vec::new() }
+        })
     }
 
     async fn record_window(
@@ -142,10 +150,23 @@ impl CountsLedger for MemoryCounts {
     ) -> Result<(), StoreError> {
         let mut w = self.windows.lock().map_err(|_| poisoned())?;
         for e in entries {
-            let key = (bucket.clone(), e.job.to_owned(), e.user.to_owned());
-            w.insert(key, (e.seq.to_owned(), e.liked));
+            let key = window_key(e.job, e.user, &e.seq.key());
+            w.insert((bucket.clone(), key), e.liked);
         }
         Ok(())
+    }
+
+    async fn close_window(&self, post: &PostId, bucket: u8, job: &str) -> Result<bool, StoreError> {
+        self.with_item(post, |item| {
+            let b = &mut item.buckets[usize::from(bucket)];
+            if b.window.as_deref() != Some(job) {
+                return false;
+            }
+            b.window = None;
+            b.window_opened = None;
+            b.window_entries = 0;
+            true
+        })
     }
 }
 
@@ -165,43 +186,42 @@ impl CountsRead for MemoryCounts {
 }
 
 impl CountsAdmin for MemoryCounts {
-    async fn acquire_lease(
+    async fn take_lease(
         &self,
         post: &PostId,
         job: &str,
-        until: i64,
-        now: i64,
-    ) -> Result<Lease, StoreError> {
-        let mut leases = self.leases.lock().map_err(|_| poisoned())?;
-        match leases.get(post) {
-            Some((held, held_until)) if *held_until >= now => Ok(Lease::Held {
-                job: held.clone(),
-                until: *held_until,
-            }),
-            _ => {
-                leases.insert(post.clone(), (job.to_owned(), until));
-                Ok(Lease::Taken)
+        term_secs: u64,
+        seen: Option<&LeaseState>,
+    ) -> Result<bool, StoreError> {
+        self.with_item(post, |item| {
+            if item.lease.as_ref() != seen {
+                return false;
             }
-        }
+            item.lease = Some(LeaseState {
+                job: job.to_owned(),
+                beat: 0,
+                term_secs,
+            });
+            true
+        })
     }
 
-    async fn renew_lease(&self, post: &PostId, job: &str, until: i64) -> Result<bool, StoreError> {
-        let mut leases = self.leases.lock().map_err(|_| poisoned())?;
-        match leases.get_mut(post) {
-            Some((held, held_until)) if held == job => {
-                *held_until = until;
-                Ok(true)
+    async fn renew_lease(&self, post: &PostId, job: &str) -> Result<bool, StoreError> {
+        self.with_item(post, |item| match item.lease.as_mut() {
+            Some(l) if l.job == job => {
+                l.beat += 1;
+                true
             }
-            _ => Ok(false),
-        }
+            _ => false,
+        })
     }
 
     async fn release_lease(&self, post: &PostId, job: &str) -> Result<(), StoreError> {
-        let mut leases = self.leases.lock().map_err(|_| poisoned())?;
-        if leases.get(post).is_some_and(|(held, _)| held == job) {
-            leases.remove(post);
-        }
-        Ok(())
+        self.with_item(post, |item| {
+            if item.lease.as_ref().is_some_and(|l| l.job == job) {
+                item.lease = None;
+            }
+        })
     }
 
     async fn settle(
@@ -211,7 +231,16 @@ impl CountsAdmin for MemoryCounts {
         job: &str,
         diff: i64,
     ) -> Result<bool, StoreError> {
-        Ok(self.correct(post, bucket, job, diff))
+        self.with_item(post, |item| {
+            let holds = item.lease.as_ref().is_some_and(|l| l.job == job);
+            let b = &mut item.buckets[usize::from(bucket)];
+            if !holds || b.ended.as_ref().map(|e| e.job.as_str()) != Some(job) {
+                return false;
+            }
+            b.count += diff;
+            b.ended = None;
+            true
+        })
     }
 
     async fn counted_posts(&self) -> Result<Vec<String>, StoreError> {

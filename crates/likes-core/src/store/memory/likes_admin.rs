@@ -1,7 +1,7 @@
 //! The in-memory Likes table as the admin tool and the erase procedures see it: fences,
 //! windows, control items, scans and deletes.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{poisoned, MemoryLikes};
@@ -9,7 +9,7 @@ use crate::bucket::PostBucket;
 use crate::control::{self, fence_key, is_control, Phase};
 use crate::erase::EraseStore;
 use crate::ids::UserId;
-use crate::store::{LikesAdmin, StoreError};
+use crate::store::{LikesAdmin, StoreError, Window};
 
 impl MemoryLikes {
     /// Removes `bucket`'s item under `sort_key`, whatever it is; whether there was one.
@@ -26,11 +26,7 @@ impl MemoryLikes {
         }
         if control::all_windows().contains(sort_key) {
             let mut windows = self.windows.lock().map_err(|_| poisoned())?;
-            let before = windows.len();
-            windows.retain(|(b, job, user), _| {
-                !(b == bucket && control::window_key(job, user) == sort_key)
-            });
-            return Ok(windows.len() < before);
+            return Ok(windows.remove(&key).is_some());
         }
         if is_control(sort_key) {
             let mut fences = self.fences.lock().map_err(|_| poisoned())?;
@@ -55,8 +51,8 @@ impl MemoryLikes {
         keys.extend(
             windows
                 .keys()
-                .filter(|(b, _, _)| b == bucket)
-                .map(|(_, job, user)| control::window_key(job, user)),
+                .filter(|(b, _)| b == bucket)
+                .map(|(_, key)| key.clone()),
         );
         Ok(keys)
     }
@@ -88,17 +84,9 @@ impl LikesAdmin for MemoryLikes {
         Ok(())
     }
 
-    async fn window(
-        &self,
-        bucket: &PostBucket,
-        job: &str,
-    ) -> Result<HashMap<String, bool>, StoreError> {
+    async fn window(&self, bucket: &PostBucket, job: &str) -> Result<Window, StoreError> {
         let windows = self.windows.lock().map_err(|_| poisoned())?;
-        Ok(windows
-            .iter()
-            .filter(|((b, j, _), _)| b == bucket && j == job)
-            .map(|((_, _, u), (_, liked))| (u.clone(), *liked))
-            .collect())
+        Ok(super::read_window(&windows, bucket, job))
     }
 
     async fn recount_items(&self, bucket: &PostBucket) -> Result<Vec<String>, StoreError> {

@@ -9,12 +9,11 @@ mod counts;
 mod likes;
 mod likes_admin;
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::bucket::PostBucket;
-use crate::seq::SeqNo;
-use crate::store::StoreError;
+use crate::store::{StoreError, Window};
 
 pub use counts::MemoryCounts;
 pub use likes::MemoryLikes;
@@ -23,9 +22,22 @@ fn poisoned() -> StoreError {
     StoreError::Internal("a test store's lock was poisoned".into())
 }
 
-/// Recount window entries by (bucket, job, user): the user's last change and whether it liked.
-pub type Windows = HashMap<(PostBucket, String, String), (SeqNo, bool)>;
+/// Recount window entries by bucket and sort key (`crate::control::window_key`): whether the
+/// change was a like.
+pub type Windows = BTreeMap<(PostBucket, String), bool>;
 
 /// The window entries, shared by the Counts store that records them and the Likes store the
 /// admin tool reads them from.
 pub type SharedWindows = Arc<Mutex<Windows>>;
+
+/// `job`'s window on `bucket` among the recorded entries.
+fn read_window(windows: &Windows, bucket: &PostBucket, job: &str) -> Window {
+    let range = crate::control::job_window(job);
+    Window::of(
+        job,
+        windows
+            .iter()
+            .filter(|((b, key), _)| b == bucket && range.contains(key))
+            .map(|((_, key), liked)| (key.as_str(), *liked)),
+    )
+}
