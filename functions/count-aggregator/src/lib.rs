@@ -44,11 +44,11 @@
 //!    fences are absorbed like any record (`fences`' docs give the protocol and why the job's
 //!    correction is exact).
 //! 10. **A mark ahead of the stream is found and repaired**: a record dropped as applied
-//!    although created after the record at the mark (a restored table's new stream, a child
-//!    shard numbered below its parent) is logged and counted (`MarksAhead`, and in
-//!    `CountAnomalies`); a recount's fence so dropped is a definite point of the current stream,
-//!    so it sets the mark back to itself (conditional on the mark it found), and the recount
-//!    makes the bucket exact.
+//!     although created after the record at the mark (a restored table's new stream, a child
+//!     shard numbered below its parent) is logged and counted (`MarksAhead`, and in
+//!     `CountAnomalies`); a recount's fence so dropped is a definite point of the current
+//!     stream, so it sets the mark back to itself (conditional on the mark it found), and the
+//!     recount makes the bucket exact.
 //!
 //! # Why this is correct
 //!

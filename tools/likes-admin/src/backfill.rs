@@ -1,12 +1,12 @@
 //! Backfill: every count exact, for a Likes table whose items the stream never saw (likes
-//! loaded before the stream existed, a restored backup): parallel Scan segments find the posts
-//! with likes, the Counts table names every post with a count (one whose likes are all gone is
-//! brought to 0), and each is recounted exactly (fences, so likes may keep flowing). A post that
-//! cannot be recounted is named and the others go on. Resumable: the posts done are kept in a
-//! state file, and a rerun skips them.
+//! loaded before the stream existed, a restored backup). First the plan: parallel Scan segments
+//! find the posts with likes, the Counts table names every post with a count (one whose likes
+//! are all gone is brought to 0), and a state file names the posts done by an earlier run.
+//! Then each post is recounted exactly (fences, so likes may keep flowing); a post that cannot
+//! be recounted is named and the others go on.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -16,32 +16,41 @@ use likes_core::{CountsAdmin, LikesAdmin, PostId};
 use crate::recount::recount_post;
 use crate::{AdminError, Stores};
 
+/// What a backfill will do.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct BackfillReport {
+pub struct Plan {
+    /// Likes the scan saw.
     pub items: u64,
+    /// Posts found (with likes, or with a count).
     pub posts: usize,
+    /// Posts an earlier run recorded as done.
     pub skipped_done: usize,
     /// Posts whose id is outside the id grammar (written by something other than this API):
     /// left alone.
     pub invalid_ids: Vec<String>,
+    /// The posts to recount.
+    pub todo: Vec<PostId>,
+    pub scan_items_per_sec: f64,
+}
+
+/// What a backfill did.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Done {
     pub corrected_buckets: usize,
     /// Posts that could not be recounted, and why (run again: the state file skips the rest).
     pub failed: Vec<(String, String)>,
-    pub scan_items_per_sec: f64,
     pub seconds: f64,
 }
 
-fn state_error(file: &std::path::Path, e: &std::io::Error) -> AdminError {
+fn state_error(file: &Path, e: &std::io::Error) -> AdminError {
     AdminError::State(format!("the state file {}: {e}", file.display()))
 }
 
-pub async fn backfill<L: LikesAdmin, C: CountsAdmin>(
+pub async fn plan<L: LikesAdmin, C: CountsAdmin>(
     s: &Stores<L, C>,
     segments: u32,
-    state: Option<PathBuf>,
-    concurrency: usize,
-    progress: &(dyn Fn(&str, u64, u64) + Sync),
-) -> Result<BackfillReport, AdminError> {
+    state: Option<&Path>,
+) -> Result<Plan, AdminError> {
     let started = Instant::now();
     let items = AtomicU64::new(0);
     let scans = (0..segments).map(|seg| s.likes.scan_posts(seg, segments, &items));
@@ -53,7 +62,7 @@ pub async fn backfill<L: LikesAdmin, C: CountsAdmin>(
     // otherwise.
     posts.extend(s.counts.counted_posts().await?);
     let scan_secs = started.elapsed().as_secs_f64();
-    let done: BTreeSet<String> = match &state {
+    let done: BTreeSet<String> = match state {
         Some(f) => match std::fs::read_to_string(f) {
             Ok(text) => text.lines().map(str::to_owned).collect(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeSet::new(),
@@ -61,22 +70,38 @@ pub async fn backfill<L: LikesAdmin, C: CountsAdmin>(
         },
         None => BTreeSet::new(),
     };
-    let skipped_done = posts.iter().filter(|p| done.contains(*p)).count();
-    let mut invalid_ids = Vec::new();
-    let mut todo = Vec::new();
+    let mut plan = Plan {
+        posts: posts.len(),
+        skipped_done: posts.iter().filter(|p| done.contains(*p)).count(),
+        ..Plan::default()
+    };
     for p in posts.iter().filter(|p| !done.contains(*p)) {
         match PostId::parse(p) {
-            Ok(id) => todo.push(id),
-            Err(_) => invalid_ids.push(p.clone()),
+            Ok(id) => plan.todo.push(id),
+            Err(_) => plan.invalid_ids.push(p.clone()),
         }
     }
-    let total = todo.len() as u64;
+    plan.items = items.load(Ordering::Relaxed);
+    plan.scan_items_per_sec = plan.items as f64 / scan_secs.max(1e-9);
+    Ok(plan)
+}
+
+/// Recounts the plan's posts, `concurrency` at a time; `progress` hears (done, total).
+pub async fn run<L: LikesAdmin, C: CountsAdmin>(
+    s: &Stores<L, C>,
+    plan: &Plan,
+    state: Option<PathBuf>,
+    concurrency: usize,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Done, AdminError> {
+    let started = Instant::now();
+    let total = plan.todo.len() as u64;
     let finished = AtomicU64::new(0);
     let corrected = AtomicU64::new(0);
     let (state, finished, corrected) = (&state, &finished, &corrected);
     // Each post's outcome: `Err` of a post is named in the report and the others go on; only
     // a state file that cannot be written stops the run (its resume would not be what it says).
-    let results: Vec<Result<Option<(String, String)>, AdminError>> = stream::iter(todo.iter())
+    let results: Vec<Result<Option<(String, String)>, AdminError>> = stream::iter(plan.todo.iter())
         .map(|post| async move {
             let r = match recount_post(s, post, &[], true).await {
                 Ok(r) => r,
@@ -95,11 +120,7 @@ pub async fn backfill<L: LikesAdmin, C: CountsAdmin>(
                     .and_then(|mut file| writeln!(file, "{post}"))
                     .map_err(|e| state_error(f, &e))?;
             }
-            progress(
-                "recount",
-                finished.fetch_add(1, Ordering::Relaxed) + 1,
-                total,
-            );
+            progress(finished.fetch_add(1, Ordering::Relaxed) + 1, total);
             Ok(None)
         })
         .buffer_unordered(concurrency.max(1))
@@ -109,15 +130,9 @@ pub async fn backfill<L: LikesAdmin, C: CountsAdmin>(
     for r in results {
         failed.extend(r?);
     }
-    let items = items.load(Ordering::Relaxed);
-    Ok(BackfillReport {
-        items,
-        posts: posts.len(),
-        skipped_done,
-        invalid_ids,
+    Ok(Done {
         corrected_buckets: corrected.load(Ordering::Relaxed) as usize,
         failed,
-        scan_items_per_sec: items as f64 / scan_secs.max(1e-9),
         seconds: started.elapsed().as_secs_f64(),
     })
 }

@@ -1,103 +1,129 @@
-//! The command line: what each command takes, checks and reports. Kept out of `main` so that
-//! tests run the very same commands in-process against the local stack.
+//! The command line: what each command takes and checks before anything is read or written.
+//! Kept out of `main` so that tests run the very same commands in-process against the local
+//! stack; the commands themselves are in [`crate::commands`].
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::{audit, backfill, recount, AdminError, Stores};
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use likes_aws::dynamo::table_exists;
 use likes_aws::{sdk, DynamoCounts, DynamoLikes};
-use likes_core::erase::{erase_post, erase_user, Sweep};
 use likes_core::{PostId, UserId};
-use serde_json::{json, Value};
 
+use crate::commands;
+use crate::report::Report;
+use crate::{AdminError, Stores};
+
+/// Day-2 operations on a likes deployment: audit counts against the table, make a post's count
+/// exact while its likes keep flowing, erase a person's or a post's likes, backfill every count.
+///
+/// Exit status: 0 done; 1 drift found (audit); 2 bad usage or input, nothing changed; 3 the
+/// operation failed or was refused (the message says why and what to run; every command is
+/// idempotent). Against AWS it uses the SDK's default credentials and region.
 #[derive(Parser, Debug)]
-#[command(name = "likes-admin", about = "Day-2 operations on a likes deployment")]
+#[command(name = "likes-admin", version, verbatim_doc_comment)]
 pub struct Cli {
-    /// The Likes table (default: LIKES_TABLE_NAME; the stack's LikesTableName output).
-    #[arg(long, global = true)]
+    /// The Likes table: the stack's LikesTableName output.
+    #[arg(long, global = true, env = "LIKES_TABLE_NAME", value_name = "TABLE")]
     likes_table: Option<String>,
-    /// The Counts table (default: COUNTS_TABLE_NAME; the stack's CountsTableName output).
-    #[arg(long, global = true)]
+    /// The Counts table: the stack's CountsTableName output.
+    #[arg(long, global = true, env = "COUNTS_TABLE_NAME", value_name = "TABLE")]
     counts_table: Option<String>,
-    /// A DynamoDB endpoint other than AWS's (default: LIKES_DYNAMODB_ENDPOINT, as `make dev`
-    /// sets it for the local stack).
-    #[arg(long, global = true)]
+    /// A DynamoDB endpoint other than AWS's: an emulator (`make dev` logs its address).
+    #[arg(
+        long,
+        global = true,
+        env = "LIKES_DYNAMODB_ENDPOINT",
+        value_name = "URL"
+    )]
     endpoint_url: Option<String>,
-    /// One JSON document on stdout instead of lines for people.
+    /// One JSON document on stdout (and errors as JSON on stderr) instead of lines for people.
     #[arg(long, global = true)]
     pub json: bool,
-    /// How long a recount waits for the aggregator to reach its end fence.
-    #[arg(long, global = true, default_value_t = 120)]
-    fence_wait_secs: u64,
-    /// How long a post's lease holds between renewals; a post whose holder stopped renewing is
-    /// taken over after this long.
-    #[arg(long, global = true, default_value_t = crate::DEFAULT_LEASE_TERM.as_secs())]
-    lease_term_secs: u64,
+    /// Seconds a recount waits for the aggregator to reach its end fences before giving up.
+    #[arg(long, global = true, default_value_t = 120, value_name = "SECS")]
+    pub fence_wait_secs: u64,
+    /// Seconds a post's lease holds between its holder's renewals: a post whose repair died is
+    /// taken over this long after it stopped.
+    #[arg(long, global = true, default_value_t = crate::DEFAULT_LEASE_TERM.as_secs(), value_name = "SECS")]
+    pub lease_term_secs: u64,
+    /// Confirms an erase without asking (needed when stdin is not a terminal).
+    #[arg(long, global = true)]
+    pub yes: bool,
     #[command(subcommand)]
-    command: Cmd,
+    pub command: Cmd,
 }
 
 #[derive(Subcommand, Debug)]
-enum Cmd {
-    /// A post's count against its table; exit 1 if any drifted.
+pub enum Cmd {
+    /// Checks posts' counts against the table, exactly where they differ; exit 1 on drift.
     Audit {
-        #[arg(long = "post")]
+        /// A post to audit (repeatable).
+        #[arg(long = "post", value_name = "POST_ID")]
         posts: Vec<String>,
         /// Every post that has a count.
         #[arg(long, conflicts_with = "posts")]
         all: bool,
         /// With --all: a random sample of this many posts.
-        #[arg(long, requires = "all")]
+        #[arg(long, requires = "all", value_name = "N")]
         sample: Option<usize>,
     },
     /// Makes a post's count exact while its likes keep flowing.
     Recount {
-        #[arg(long)]
+        /// The post to recount.
+        #[arg(long, value_name = "POST_ID")]
         post: String,
     },
-    /// Deletes every like of a user (counts follow through the stream).
-    EraseUser { user: String },
-    /// Deletes every like of a post.
-    ErasePost { post: String },
-    /// Every count exact, for a table whose likes the stream never saw.
-    Backfill {
-        #[arg(long, default_value_t = 4)]
-        segments: u32,
-        /// Posts done are kept here; a rerun skips them.
+    /// Deletes every like of a user (an account deleted); counts follow through the stream.
+    EraseUser {
+        /// The user: their identity provider's `sub`, as the API sees it.
+        #[arg(long, value_name = "USER_ID")]
+        user: String,
+        /// Counts the likes that would go, and changes nothing.
         #[arg(long)]
+        dry_run: bool,
+    },
+    /// Deletes every like of a post (a post deleted); its count reaches 0 through the stream.
+    ErasePost {
+        /// The post.
+        #[arg(long, value_name = "POST_ID")]
+        post: String,
+        /// Counts the likes that would go, and changes nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Makes every count exact, for a table whose likes the stream never saw.
+    Backfill {
+        /// Parallel Scan segments.
+        #[arg(long, default_value_t = 4, value_name = "N")]
+        segments: u32,
+        /// A file where the posts done are kept; a rerun skips them.
+        #[arg(long, value_name = "FILE")]
         state: Option<PathBuf>,
-        #[arg(long, default_value_t = 8)]
+        /// Posts recounted at once.
+        #[arg(long, default_value_t = 8, value_name = "N")]
         concurrency: usize,
+        /// Lists what would be recounted, and changes nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
-type DynamoStores = Stores<DynamoLikes, DynamoCounts>;
+pub type DynamoStores = Stores<DynamoLikes, DynamoCounts>;
 
 async fn stores(cli: &Cli) -> Result<DynamoStores, AdminError> {
-    let name = |flag: &Option<String>, var: &str, what: &str| {
-        flag.clone().or_else(|| env(var)).ok_or_else(|| {
+    let name = |given: &Option<String>, flag: &str, var: &str| {
+        given.clone().ok_or_else(|| {
             AdminError::Usage(format!(
-                "no {what} table: pass --{}-table, or set {var}",
-                what.to_lowercase()
+                "no table given: pass --{flag}, or set {var} (the stack's outputs name them)"
             ))
         })
     };
-    let likes = name(&cli.likes_table, "LIKES_TABLE_NAME", "Likes")?;
-    let counts = name(&cli.counts_table, "COUNTS_TABLE_NAME", "Counts")?;
-    // Locally as `make dev` runs it; against AWS with the SDK's default credentials and region.
-    let conf = match cli
-        .endpoint_url
-        .clone()
-        .or_else(|| env("LIKES_DYNAMODB_ENDPOINT"))
-    {
-        Some(endpoint) => sdk::emulator(&endpoint).await,
+    let likes = name(&cli.likes_table, "likes-table", "LIKES_TABLE_NAME")?;
+    let counts = name(&cli.counts_table, "counts-table", "COUNTS_TABLE_NAME")?;
+    let conf = match &cli.endpoint_url {
+        Some(endpoint) => sdk::emulator(endpoint).await,
         None => sdk::loader().load().await,
     };
     let client = aws_sdk_dynamodb::Client::new(&conf);
@@ -115,210 +141,60 @@ async fn stores(cli: &Cli) -> Result<DynamoStores, AdminError> {
     })
 }
 
-fn bar(json: bool, what: &str) -> ProgressBar {
-    if json {
-        return ProgressBar::hidden();
-    }
-    let b = ProgressBar::new_spinner();
-    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {pos} [{elapsed}]") {
-        b.set_style(style);
-    }
-    b.set_message(what.to_owned());
-    b.enable_steady_tick(Duration::from_millis(200));
-    b
-}
-
-fn post_id(field: &'static str, raw: &str) -> Result<PostId, AdminError> {
+pub fn post_id(field: &'static str, raw: &str) -> Result<PostId, AdminError> {
     PostId::parse_field(field, raw).map_err(|e| AdminError::Usage(e.to_string()))
 }
 
-fn user_id(raw: &str) -> Result<UserId, AdminError> {
-    UserId::parse_field("USER", raw).map_err(|e| AdminError::Usage(e.to_string()))
+pub fn user_id(raw: &str) -> Result<UserId, AdminError> {
+    UserId::parse_field("--user", raw).map_err(|e| AdminError::Usage(e.to_string()))
 }
 
-/// What a command found or did: for people, and for scripts (`--json`).
-#[derive(Debug, Clone)]
-pub struct Report {
-    /// False when an audit found drift (exit status 1).
-    pub clean: bool,
-    /// Posts the command could not handle (each named in the report): exit status 3, after
-    /// all the others were done.
-    pub failed: usize,
-    pub human: String,
-    pub doc: Value,
+/// An erase changes the table for good: on a terminal it asks for the id to be typed again;
+/// elsewhere it needs `--yes`.
+pub fn confirm(cli: &Cli, what: &str, id: &str) -> Result<(), AdminError> {
+    if cli.yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(AdminError::Usage(format!(
+            "{what} deletes for good: pass --yes to confirm (stdin is not a terminal to ask on), or --dry-run to see what it would delete"
+        )));
+    }
+    eprint!("{what} deletes for good. Type {id} to confirm: ");
+    let mut answer = String::new();
+    std::io::stdin()
+        .read_line(&mut answer)
+        .map_err(|e| AdminError::Usage(format!("could not read the confirmation: {e}")))?;
+    if answer.trim() == id {
+        Ok(())
+    } else {
+        Err(AdminError::Usage(format!(
+            "not confirmed ({:?} is not {id}): nothing was deleted",
+            answer.trim()
+        )))
+    }
 }
 
-impl Report {
-    fn done(human: String, doc: Value) -> Self {
-        Report {
-            clean: true,
-            failed: 0,
-            human,
-            doc,
+/// Checks every id before anything is read or written.
+fn check(cli: &Cli) -> Result<(), AdminError> {
+    match &cli.command {
+        Cmd::Audit { posts, all, .. } if posts.is_empty() && !all => Err(AdminError::Usage(
+            "audit needs --post P (repeatable) or --all".into(),
+        )),
+        Cmd::Audit { posts, .. } => posts
+            .iter()
+            .try_for_each(|p| post_id("--post", p).map(|_| ())),
+        Cmd::Recount { post } | Cmd::ErasePost { post, .. } => post_id("--post", post).map(|_| ()),
+        Cmd::EraseUser { user, .. } => user_id(user).map(|_| ()),
+        Cmd::Backfill { segments, .. } if !(1..=1000).contains(segments) => {
+            Err(AdminError::Usage("--segments must be 1 to 1000".into()))
         }
+        Cmd::Backfill { .. } => Ok(()),
     }
 }
 
 pub async fn run(cli: &Cli) -> Result<Report, AdminError> {
-    // Every id is checked before anything is read or written.
-    match &cli.command {
-        Cmd::Audit { posts, all, .. } if posts.is_empty() && !all => {
-            return Err(AdminError::Usage(
-                "audit needs --post P (repeatable) or --all".into(),
-            ))
-        }
-        Cmd::Audit { posts, .. } => posts
-            .iter()
-            .try_for_each(|p| post_id("--post", p).map(|_| ()))?,
-        Cmd::Recount { post } => drop(post_id("--post", post)?),
-        Cmd::ErasePost { post } => drop(post_id("POST", post)?),
-        Cmd::EraseUser { user } => drop(user_id(user)?),
-        Cmd::Backfill { segments, .. } if !(1..=1000).contains(segments) => {
-            return Err(AdminError::Usage("--segments must be 1 to 1000".into()))
-        }
-        Cmd::Backfill { .. } => {}
-    }
+    check(cli)?;
     let t = stores(cli).await?;
-    match &cli.command {
-        Cmd::Audit { posts, all, sample } => {
-            let ids: Vec<PostId> = if *all {
-                audit::all_posts(&t.counts, *sample, chrono::Utc::now().timestamp() as u64).await?
-            } else {
-                posts
-                    .iter()
-                    .map(|p| post_id("--post", p))
-                    .collect::<Result<_, _>>()?
-            };
-            let b = bar(cli.json, "posts audited");
-            let mut results = Vec::new();
-            let mut failures = Vec::new();
-            let mut human = String::new();
-            for post in &ids {
-                // One post that cannot be audited (being repaired right now, a store error)
-                // does not stop the others: it is named, and the exit status says so.
-                match audit::audit_post(&t, post).await {
-                    Ok(a) => {
-                        for d in &a.drifts {
-                            human += &format!(
-                                "drift: post {} bucket {}: counted {}, the table holds {}\n",
-                                a.post, d.bucket, d.counted, d.exact
-                            );
-                        }
-                        results.push(a);
-                    }
-                    Err(e) => {
-                        human += &format!("not audited: post {post}: {e}\n");
-                        failures.push(json!({"post_id": post, "error": e.to_string()}));
-                    }
-                }
-                b.inc(1);
-            }
-            b.finish_and_clear();
-            let drifted = results.iter().filter(|a| !a.drifts.is_empty()).count();
-            human += &format!(
-                "audited {} posts: {drifted} drifted, {} not audited",
-                results.len(),
-                failures.len()
-            );
-            let doc = json!({"audited": results.len(), "drifted": drifted, "failed": failures,
-                   "posts": results.iter().map(audit::PostAudit::json).collect::<Vec<_>>()});
-            Ok(Report {
-                clean: drifted == 0,
-                failed: failures.len(),
-                human,
-                doc,
-            })
-        }
-        Cmd::Recount { post } => {
-            let post = post_id("--post", post)?;
-            let buckets = recount::recount_post(&t, &post, &[], true).await?;
-            let fixed: Vec<_> = buckets.iter().filter(|b| b.corrected).collect();
-            let human = if fixed.is_empty() {
-                format!("recounted post {post}: every bucket was exact")
-            } else {
-                fixed
-                    .iter()
-                    .map(|b| {
-                        format!(
-                            "post {post} bucket {}: {} → {}",
-                            b.bucket, b.counted, b.exact
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            };
-            let doc = json!({"post_id": post, "buckets": buckets.iter().map(|b| json!({
-                "bucket": b.bucket, "counted": b.counted, "exact": b.exact, "corrected": b.corrected
-            })).collect::<Vec<_>>()});
-            Ok(Report::done(human, doc))
-        }
-        Cmd::EraseUser { user } => {
-            let user = user_id(user)?;
-            let b = bar(cli.json, "likes deleted");
-            let progress = |n: usize| b.set_position(n as u64);
-            let sweep = Sweep {
-                progress: &progress,
-                empty_sweeps: 2,
-                pause: Duration::from_secs(1),
-                before: None,
-            };
-            let n = erase_user(&t.likes, &user, &sweep).await?;
-            b.finish_and_clear();
-            Ok(Report::done(
-                format!("erased {n} likes of {user}"),
-                json!({"user_id": user, "deleted": n}),
-            ))
-        }
-        Cmd::ErasePost { post } => {
-            let post = post_id("POST", post)?;
-            let b = bar(cli.json, "likes deleted");
-            // A post's erase and its recount exclude each other: the erase holds the post's
-            // lease, and deletes the recount's window under no live job.
-            let job = format!("erase-{}", uuid::Uuid::new_v4().simple());
-            let progress = |n: usize| b.set_position(n as u64);
-            let erase = async { Ok(erase_post(&t.likes, &post, &progress).await?) };
-            let n = crate::lease::hold(&t.counts, &post, &job, t.lease_term, erase).await?;
-            b.finish_and_clear();
-            Ok(Report::done(
-                format!("erased {n} likes of post {post}"),
-                json!({"post_id": post, "deleted": n}),
-            ))
-        }
-        Cmd::Backfill {
-            segments,
-            state,
-            concurrency,
-        } => {
-            let b = bar(cli.json, "posts recounted");
-            let progress = |_: &str, done: u64, total: u64| {
-                b.set_length(total);
-                b.set_position(done);
-            };
-            let r =
-                backfill::backfill(&t, *segments, state.clone(), *concurrency, &progress).await?;
-            b.finish_and_clear();
-            let mut human: String = r
-                .failed
-                .iter()
-                .map(|(post, why)| format!("not recounted: post {post}: {why}\n"))
-                .collect();
-            human += &format!(
-                "backfill: {} likes in {} posts ({} done before, {} with invalid ids skipped, {} not recounted) scanned at {:.0} items/s; {} buckets corrected; {:.1} s",
-                r.items, r.posts, r.skipped_done, r.invalid_ids.len(), r.failed.len(), r.scan_items_per_sec, r.corrected_buckets, r.seconds
-            );
-            let failed: Vec<Value> = r
-                .failed
-                .iter()
-                .map(|(post, why)| json!({"post_id": post, "error": why}))
-                .collect();
-            Ok(Report {
-                clean: true,
-                failed: failed.len(),
-                human,
-                doc: json!({"items": r.items, "posts": r.posts, "skipped_done": r.skipped_done, "invalid_ids": r.invalid_ids,
-                       "failed": failed, "scan_items_per_sec": r.scan_items_per_sec,
-                       "corrected_buckets": r.corrected_buckets, "seconds": r.seconds}),
-            })
-        }
-    }
+    commands::run(cli, &t).await
 }

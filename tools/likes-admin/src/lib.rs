@@ -7,13 +7,15 @@
 //!   `count_aggregator::fences`), one job per post at a time ([`lease`]);
 //! - erase a person's or a post's likes (`likes_core::erase`);
 //! - [`backfill`]: every count exact, for a table whose likes the stream never saw;
-//! - [`cli`]: the command line.
+//! - [`cli`]: the command line, [`commands`]: each command's work, [`report`]: what they print.
 
 pub mod audit;
 pub mod backfill;
 pub mod cli;
+pub mod commands;
 pub mod lease;
 pub mod recount;
+pub mod report;
 
 use std::time::Duration;
 

@@ -77,11 +77,18 @@ async fn bad_usage_and_input_exit_2_naming_the_problem_and_write_nothing() {
     let cases: Vec<Case> = vec![
         // An id outside the grammar, in each place an id is taken.
         (
-            vec!["erase-user", "not an id"],
+            vec!["erase-user", "--user", "not an id"],
             env.to_vec(),
-            "USER must be",
+            "--user must be",
         ),
-        (vec!["erase-post", "a/b"], env.to_vec(), "POST must be"),
+        (
+            vec!["erase-post", "--post", "a/b"],
+            env.to_vec(),
+            "--post must be",
+        ),
+        // An erase on no terminal, unconfirmed.
+        (vec!["erase-post", "--post", "p1"], env.to_vec(), "--yes"),
+        (vec!["erase-user", "--user", "alice"], env.to_vec(), "--yes"),
         (
             vec!["recount", "--post", "p1#3"],
             env.to_vec(),
@@ -122,4 +129,62 @@ async fn bad_usage_and_input_exit_2_naming_the_problem_and_write_nothing() {
         snapshot(&client, &counts).await,
     );
     assert_eq!(before, after, "bad input changed a table");
+
+    // A dry run counts and changes nothing.
+    let out = Command::new(env!("CARGO_BIN_EXE_likes-admin"))
+        .args(["--json", "erase-post", "--post", "p1", "--dry-run"])
+        .env("LIKES_DYNAMODB_ENDPOINT", endpoint())
+        .envs(env)
+        .output()
+        .expect("likes-admin runs");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    assert_eq!(
+        (doc["would_delete"].as_i64(), &doc["dry_run"]),
+        (Some(2), &serde_json::json!(true))
+    );
+    let after = (
+        snapshot(&client, &likes).await,
+        snapshot(&client, &counts).await,
+    );
+    assert_eq!(before, after, "a dry run changed a table");
+}
+
+/// What operators expect of a command line tool: a version, and errors as JSON under --json,
+/// readable when DynamoDB cannot be reached.
+#[test]
+fn version_json_errors_and_an_unreachable_endpoint() {
+    let out = Command::new(env!("CARGO_BIN_EXE_likes-admin"))
+        .arg("--version")
+        .output()
+        .expect("likes-admin runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("likes-admin "));
+
+    let (code, stderr) = admin(&["--json", "recount", "--post", "a/b"], &[]);
+    assert_eq!(code, 2, "{stderr}");
+    let err: serde_json::Value = serde_json::from_str(stderr.trim()).expect("a JSON error");
+    assert_eq!(err["error"]["code"], "usage", "{err}");
+    assert!(err["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("--post must be")));
+
+    // Nothing listens on this port: a sentence, not the SDK's dump, and exit status 3.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let dead = format!("http://127.0.0.1:{port}");
+    let env = [
+        ("LIKES_TABLE_NAME", "likes"),
+        ("COUNTS_TABLE_NAME", "counts"),
+        ("LIKES_DYNAMODB_ENDPOINT", dead.as_str()),
+    ];
+    let (code, stderr) = admin(&["audit", "--post", "p1"], &env);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("could not be reached"), "{stderr}");
+    assert!(
+        stderr.lines().count() <= 2,
+        "a dump, not a sentence: {stderr}"
+    );
 }

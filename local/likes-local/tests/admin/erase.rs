@@ -67,7 +67,7 @@ fn erase_user_removes_every_like_while_others_keep_liking() {
     let stop = Arc::new(AtomicBool::new(false));
     let load = background(&local, &posts, &others, &stop);
     let started = std::time::Instant::now();
-    let r = local.admin(&["erase-user", "auth0|leaver"]);
+    let r = local.admin(&["erase-user", "--user", "auth0|leaver", "--yes"]);
     let took = started.elapsed();
     stop.store(true, Ordering::SeqCst);
     let sent = load.join().expect("the load");
@@ -94,7 +94,9 @@ fn erase_user_removes_every_like_while_others_keep_liking() {
         local.wait_exact(p, Duration::from_secs(60));
     }
     // Idempotent: a second run finds nothing left.
-    let again = local.admin(&["erase-user", "auth0|leaver"]).expect("again");
+    let again = local
+        .admin(&["erase-user", "--user", "auth0|leaver", "--yes"])
+        .expect("again");
     assert_eq!(again.doc["deleted"], 0, "{}", again.doc);
 }
 
@@ -115,7 +117,9 @@ fn erase_post_takes_two_thousand_likes_over_every_bucket_to_zero() {
     let kept_before = local.wait_exact("kept", Duration::from_secs(60));
 
     let started = std::time::Instant::now();
-    let r = local.admin(&["erase-post", "doomed"]).expect("erase-post");
+    let r = local
+        .admin(&["erase-post", "--post", "doomed", "--yes"])
+        .expect("erase-post");
     let took = started.elapsed().as_secs_f64();
     println!(
         "erase-post: 2,000 likes in {took:.1} s ({:.0} likes/s)",

@@ -40,7 +40,9 @@ fn like(local: &Local, post: &str, user: &str, on: bool) -> u16 {
 /// recorded by the old stream a day ago.
 fn put_mark_ahead(local: &Local, post: &str, bucket: u8) {
     let (_, h, t) = likes_aws::dynamo::counts::bucket_attrs(bucket);
-    let ahead = Seq::parse(&"9".repeat(40)).expect("a sequence number").key();
+    let ahead = Seq::parse(&"9".repeat(40))
+        .expect("a sequence number")
+        .key();
     let day_ago = chrono::Utc::now().timestamp() - 86_400;
     local
         .rt
@@ -133,9 +135,9 @@ fn control_keys(local: &Local, post: &str, bucket: u8, prefix: &str) -> Vec<Stri
         .collect()
 }
 
-/// Runs a recount of `post` while users toggle its likes and `meddle` acts once the recount's
-/// window holds entries (it is given the bucket); then, with the traffic stopped and the stream
-/// quiet, the count must equal the table unless the recount or the meddling reported failure.
+/// Runs a recount of `post` while users toggle its likes, and once the recount's window holds
+/// entries, stops the traffic and lets `meddle` act (it is given the bucket); then, with the
+/// stream quiet, the count must equal the table unless the recount reported failure.
 /// Whether the meddling came in time is returned, with the recount's outcome.
 fn recount_meddled(
     local: &Local,
@@ -161,6 +163,9 @@ fn recount_meddled(
         let mut meddled = false;
         while !done.load(Ordering::Relaxed) && Instant::now() < deadline {
             if !control_keys(local, post, b, "~w#").is_empty() {
+                // The traffic stops first: a user whose last change in the window was an unlike
+                // then has no later change to record again what the meddling deletes.
+                stop.store(true, Ordering::Relaxed);
                 meddled = meddle(b);
                 break;
             }
@@ -202,7 +207,7 @@ fn an_erase_during_a_recount_never_leaves_a_count_wrong() {
     let local = Local::start(None);
     let erased = std::sync::Mutex::new(None);
     let (meddled, recount) = recount_meddled(&local, "erased-meanwhile", |_| {
-        let r = local.admin(&["erase-post", "erased-meanwhile"]);
+        let r = local.admin(&["erase-post", "--post", "erased-meanwhile", "--yes"]);
         *erased.lock().expect("lock") = Some(r.map(|_| ()).map_err(|e| e.to_string()));
         true
     });
