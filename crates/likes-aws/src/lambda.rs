@@ -4,16 +4,17 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// JSON logs for CloudWatch, one object per line; level from `RUST_LOG` (default `info`).
-/// Lambda stamps every line itself, so no timestamp is written.
-pub fn init_tracing() {
+/// JSON logs for CloudWatch, one object per line with Powertools' keys ([`crate::logs`]);
+/// level from `RUST_LOG` (default `info`). `service` names the function's job (`likes-api`,
+/// …); `function_name` is Lambda's name for it.
+pub fn init_logs(service: &'static str, function_name: &str) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .json()
-        .with_env_filter(filter)
-        .with_current_span(false)
-        .without_time()
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(crate::logs::JsonLines::new(service, function_name))
         .init();
 }
 

@@ -8,12 +8,13 @@
 //! - [`sqs_erase_queue`]: the erase queue;
 //! - [`sdk`]: the SDK configuration and clients (AWS, or an emulator's endpoint);
 //! - [`env`]: every setting a function reads from its environment;
-//! - [`lambda`]: start-up (logs) and the invocation's deadline;
+//! - [`lambda`]: start-up and the invocation's deadline; [`logs`]: the JSON log lines;
 //! - [`xray`]: a subsegment per AWS call when tracing is on.
 
 pub mod dynamo;
 pub mod env;
 pub mod lambda;
+pub mod logs;
 pub mod sdk;
 pub mod sqs_erase_queue;
 pub mod xray;

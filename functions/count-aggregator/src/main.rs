@@ -7,8 +7,8 @@ use serde_json::value::RawValue;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    lambda::init_tracing();
     let env = FunctionEnv::from_env("count-aggregator")?;
+    lambda::init_logs("count-aggregator", &env.function_name);
     let client = sdk::dynamo(&sdk::loader().load().await, env.xray);
     let aggregator = Aggregator::with_settings(
         // Recount windows are recorded next to the likes (see the crate docs, invariant 9).
@@ -21,6 +21,7 @@ async fn main() -> Result<(), Error> {
     // The event arrives as raw JSON and is decoded into borrowed structs of what is read.
     lambda_runtime::run(service_fn(
         move |event: LambdaEvent<Box<RawValue>>| async move {
+            likes_aws::logs::begin_invocation(&event.context.request_id);
             let deadline = lambda::deadline(event.context.deadline);
             let report = aggregator
                 .process_json(event.payload.get(), deadline)

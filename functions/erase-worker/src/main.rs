@@ -11,8 +11,8 @@ use likes_core::erase_job::EraseQueue;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    lambda::init_tracing();
     let env = FunctionEnv::from_env("erase-worker")?;
+    lambda::init_logs("erase-worker", &env.function_name);
     let conf = sdk::loader().load().await;
     let requeue = env.erase_queue_url.map(|url| {
         Arc::new(SqsEraseQueue::new(sdk::sqs(&conf, env.xray), url)) as Arc<dyn EraseQueue>
@@ -25,6 +25,7 @@ async fn main() -> Result<(), Error> {
     };
     let worker = &worker;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
+        likes_aws::logs::begin_invocation(&event.context.request_id);
         let deadline = lambda::deadline(event.context.deadline);
         Ok::<SqsBatchResponse, Error>(worker.handle(&event.payload, deadline).await)
     }))

@@ -14,6 +14,7 @@ use lambda_http::{Body, Context, RequestExt, Response};
 use likes_core::{CountsRead, LikesStore};
 
 use crate::error::ApiError;
+use crate::metrics::{outcome, request_lines, route_label, RequestLine};
 use crate::{error_response, App};
 
 /// Handles one invocation. Never fails: every outcome is a response.
@@ -22,7 +23,16 @@ pub async fn invoke<L: LikesStore, C: CountsRead>(
     event: LambdaRequest,
     context: Context,
 ) -> ApiGatewayV2httpResponse {
+    let started = std::time::Instant::now();
+    let request_id = context.request_id.clone();
     let converted = catch_unwind(AssertUnwindSafe(|| http::Request::<Body>::from(event)));
+    let (route, method) = match &converted {
+        Ok(r) => (
+            route_label(r.method(), r.raw_http_path()),
+            r.method().to_string(),
+        ),
+        Err(_) => ("invalid", String::new()),
+    };
     let response = match converted {
         Ok(request) => app.handle(request.with_lambda_context(context)).await,
         Err(_) => {
@@ -36,7 +46,25 @@ pub async fn invoke<L: LikesStore, C: CountsRead>(
             ))
         }
     };
-    to_v2(response)
+    let out = to_v2(response);
+    let status = u16::try_from(out.status_code).unwrap_or(500);
+    let body = out
+        .body
+        .as_ref()
+        .and_then(|b| std::str::from_utf8(b.as_ref()).ok());
+    let line = RequestLine {
+        function: &app.function_name,
+        route,
+        method: &method,
+        status,
+        outcome: outcome(status, body),
+        latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+        request_id: &request_id,
+    };
+    if request_lines() {
+        println!("{}", line.to_line());
+    }
+    out
 }
 
 fn to_v2(response: Response<Body>) -> ApiGatewayV2httpResponse {

@@ -13,8 +13,10 @@ use likes_aws::{lambda, sdk, DynamoCounts, DynamoLikes};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    lambda::init_tracing();
     let env = FunctionEnv::from_env("likes-api")?;
+    lambda::init_logs("likes-api", &env.function_name);
+    // One line per request: its access log entry and its metrics.
+    likes_api::metrics::write_request_lines(true);
     // One client per execution environment: its connection pool outlives invocations.
     let conf = sdk::loader().load().await;
     let client = sdk::dynamo(&conf, env.xray);
@@ -31,6 +33,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let app = Arc::new(app);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<LambdaRequest>| {
         let app = Arc::clone(&app);
+        likes_aws::logs::begin_invocation(&event.context.request_id);
         async move {
             Ok::<_, std::convert::Infallible>(
                 likes_api::lambda::invoke(&app, event.payload, event.context).await,

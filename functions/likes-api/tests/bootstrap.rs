@@ -112,3 +112,91 @@ async fn without_its_configuration_the_binary_reports_an_init_error() {
     );
     assert!(rt.outcome(&id, Duration::from_millis(200)).await.is_none());
 }
+
+/// The lines the binary writes, as JSON (the runtime's own output is not JSON).
+fn json_lines(f: &Function) -> Vec<Value> {
+    f.lines()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect()
+}
+
+/// One line per request: its access log entry (route, method, status, outcome, latency, request
+/// id) and its metrics (`Requests`, `Latency` by function, route and outcome, in CloudWatch's
+/// embedded metric format); other log lines carry Powertools' keys.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_writes_its_access_and_metrics_line() {
+    let t = Tables::new().await;
+    let rt = FakeRuntime::start().await.expect("runtime API");
+    let f = Function::spawn(&binary(), &rt, t.lambda_env()).expect("the binary starts");
+    let post = uuid::Uuid::new_v4();
+    let like = sample_event("PUT", &format!("/posts/{post}/like"), "");
+    assert_eq!(invoke(&rt, &f, like.clone()).await.0, 200);
+    assert_eq!(invoke(&rt, &f, like).await.0, 200);
+    let bad = sample_event("PUT", "/posts/a%20b/like", "");
+    assert_eq!(invoke(&rt, &f, bad).await.0, 400);
+    let hostile = sample_event("GET", "/users/me/likes", "cursor={| }");
+    assert_eq!(invoke(&rt, &f, hostile).await.0, 400);
+
+    // The lines are written before the answer: they are all there once the answers are.
+    let requests: Vec<Value> = json_lines(&f)
+        .into_iter()
+        .filter(|l| l["message"] == "request")
+        .collect();
+    let seen: Vec<(&str, &str, u64)> = requests
+        .iter()
+        .map(|l| {
+            (
+                l["Route"].as_str().unwrap_or(""),
+                l["Outcome"].as_str().unwrap_or(""),
+                l["status"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("like", "changed", 200),
+            ("like", "unchanged", 200),
+            ("bad_id", "4xx", 400),
+            ("invalid", "4xx", 400)
+        ],
+        "{requests:#?}"
+    );
+    for l in &requests {
+        let emf = &l["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(emf["Namespace"], "likes");
+        assert_eq!(
+            emf["Dimensions"][0],
+            serde_json::json!(["FunctionName", "Route", "Outcome"])
+        );
+        assert_eq!(l["Requests"], 1);
+        assert!(l["Latency"].as_f64().is_some_and(|ms| ms >= 0.0), "{l}");
+        assert!(
+            l["function_request_id"]
+                .as_str()
+                .is_some_and(|id| !id.is_empty()),
+            "{l}"
+        );
+        assert_eq!(l["FunctionName"], "likes-api");
+    }
+    // The log line the hostile query gave, with Powertools' keys, warm by then.
+    let lines = json_lines(&f);
+    let warn = lines
+        .iter()
+        .find(|l| l["level"] == "WARN")
+        .unwrap_or_else(|| panic!("no WARN line: {lines:#?}"));
+    assert_eq!(warn["service"], "likes-api", "{warn}");
+    assert_eq!(warn["cold_start"], false, "{warn}");
+    assert_eq!(warn["function_name"], "likes-api", "{warn}");
+    assert!(
+        warn["timestamp"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{warn}"
+    );
+    assert!(
+        warn["function_request_id"]
+            .as_str()
+            .is_some_and(|id| !id.is_empty()),
+        "{warn}"
+    );
+}
