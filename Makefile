@@ -20,10 +20,14 @@ api-fuzz:
 # The whole system locally: API on 127.0.0.1:$${LIKES_PORT:-3000}, stream poller, emulator.
 dev:
 	@scripts/venv.sh >/dev/null
-	cargo run --quiet -p likes-local --bin likes-local
+	cargo run -p likes-local --bin likes-local
 
 # A dev token for USER (any user id): TOKEN=$$(make -s token USER=<id>)
 token:
+	@if [ "$(origin USER)" != "command line" ]; then \
+	  echo "make token: name the user: make token USER=<user id> (USER from the environment is your login name, not a user id)" >&2; \
+	  exit 2; \
+	fi
 	@cargo run --quiet -p likes-local --bin likes-local -- token "$(USER)"
 
 lint:
