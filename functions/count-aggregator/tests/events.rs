@@ -294,6 +294,14 @@ async fn every_stream_event_aggregates_as_the_manifest_says() {
         problems.extend(play(entry, &daemon).await);
     }
     assert_no_problems(&problems, entries.len());
-    assert_role_allows(FUNCTION, &daemon.operations());
+    assert_role_allows(
+        FUNCTION,
+        &daemon.operations(),
+        &[
+            "dynamodb:UpdateItem",
+            "dynamodb:GetItem",
+            "dynamodb:BatchWriteItem",
+        ],
+    );
     println!("{} {FUNCTION} events aggregated as expected", entries.len());
 }

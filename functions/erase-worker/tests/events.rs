@@ -121,6 +121,10 @@ async fn every_erase_event_answers_as_the_manifest_says() {
         }
     }
     assert_no_problems(&problems, entries.len());
-    assert_role_allows(FUNCTION, &daemon.operations());
+    assert_role_allows(
+        FUNCTION,
+        &daemon.operations(),
+        &["dynamodb:Query", "dynamodb:DeleteItem"],
+    );
     println!("{} {FUNCTION} events answered as expected", entries.len());
 }

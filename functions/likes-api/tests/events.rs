@@ -260,7 +260,19 @@ async fn every_api_event_answers_as_the_manifest_says() {
     }
 
     assert_no_problems(&problems, entries.len());
-    assert_role_allows(FUNCTION, &daemon.operations());
+    assert_role_allows(
+        FUNCTION,
+        &daemon.operations(),
+        &[
+            "dynamodb:PutItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+            "dynamodb:Query",
+            "dynamodb:BatchGetItem",
+            "dynamodb:TransactWriteItems",
+            "sqs:SendMessage",
+        ],
+    );
     println!(
         "{} LikesApiFunction events answered as expected",
         entries.len()

@@ -29,7 +29,8 @@ pub enum Answer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Op {
     pub kind: Kind,
-    /// When it was sent and when its answer came, in any monotonic unit.
+    /// When it was sent and when its answer came: ticks of one clock that gives no two events
+    /// the same tick (a shared counter), so that real-time order is never ambiguous.
     pub start: u64,
     pub end: u64,
     pub answer: Answer,
@@ -79,13 +80,17 @@ fn search(
     if !seen.insert((done.clone(), liked)) {
         return false;
     }
-    // The next to take effect cannot start after another pending request was answered.
-    let first_end = pending
-        .iter()
-        .map(|&i| ops[i].end)
-        .min()
-        .unwrap_or(u64::MAX);
-    for &i in pending.iter().filter(|&&i| ops[i].start <= first_end) {
+    // The next to take effect cannot have started once another pending request was answered:
+    // an interval that merely touches another's end comes after it (a history's clock gives no
+    // two events one instant; where a clock could, this reports a violation rather than hide
+    // one).
+    let may_go_first = |i: usize| {
+        pending
+            .iter()
+            .filter(|&&j| j != i)
+            .all(|&j| ops[i].start < ops[j].end)
+    };
+    for &i in pending.iter().filter(|&&i| may_go_first(i)) {
         for next in step(&ops[i], liked) {
             done[i] = true;
             let ok = search(ops, done, next, final_liked, seen);
@@ -133,6 +138,18 @@ mod tests {
         let honest = op(Kind::Unlike, 2, 10, Answer::Unknown);
         assert!(!linearizable(&[first, honest, second], false));
         assert!(linearizable(&[first, honest, second], true));
+    }
+
+    /// One device's two requests, the second sent the instant the first was answered: they
+    /// cannot be reordered, so "already liked", then "I liked it", with nothing between, is a
+    /// violation.
+    #[test]
+    fn touching_intervals_keep_their_order() {
+        let first = op(Kind::Like, 0, 1, Answer::Changed(false));
+        let second = op(Kind::Like, 1, 2, Answer::Changed(true));
+        assert!(!linearizable(&[first, second], true));
+        let apart = op(Kind::Like, 2, 3, Answer::Changed(true));
+        assert!(!linearizable(&[first, apart], true));
     }
 
     #[test]

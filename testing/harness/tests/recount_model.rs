@@ -1,28 +1,37 @@
 //! Invariant 9's property: a recount makes a drifted post's count exact while its likes keep
-//! flowing, whatever Lambda does to the delivery. Against an in-memory Counts store (many
-//! cases, no emulator): a random like/unlike history of one post, begin and end fences written
-//! into every bucket partway through it, the job's read of each bucket taken at a random moment
-//! between its fences (user by user, as a Query is not a snapshot), the stream delivered through
-//! the mapping simulator (duplicates, checkpoint retries, bisects, failed writes, lost answers),
-//! the drift injected before the history; then the job's correction from what the aggregator
-//! noted and recorded. Every bucket must end exact.
+//! flowing, whatever Lambda does to the delivery. A random like/unlike history of one post by
+//! 24 users with random ids, several to a bucket (so that a window holds several users, and
+//! a user several changes), begin and end fences written into every bucket partway through
+//! it, the job's read of each bucket taken at a random moment between its fences (user by
+//! user, as a Query is not a snapshot), the stream delivered through the mapping simulator
+//! (duplicates, checkpoint retries, bisects, failed writes, lost answers, on fences and window
+//! writes as on counts), the drift injected before the history; then the job's correction from
+//! the window it reads back and the count the aggregator noted, through the stores' own
+//! correction. Every bucket must end exact and every window hold exactly the noted entries.
+//! Many cases on the in-memory stores (`make unit`); a few on the emulator's DynamoDB stores.
 
 use std::collections::HashSet;
 
 use count_aggregator::Aggregator;
 use likes_admin::recount::exact_count;
-use likes_core::store::memory::MemoryCounts;
+use likes_aws::{DynamoCounts, DynamoLikes};
+use likes_core::store::memory::{MemoryCounts, MemoryLikes};
 use likes_core::{
-    bucket_of, BucketWrite, CountsAdmin, CountsLedger, PostBucket, PostId, Seq, UserId,
+    bucket_of, BucketWrite, CountsAdmin, CountsLedger, LikesAdmin, PostBucket, PostId, Seq, UserId,
 };
 use likes_harness::props::delivery;
 use likes_harness::stream::{simulate, Delivery, FaultyCounts, Rec};
+use likes_harness::Tables;
 use proptest::prelude::*;
 
-const USERS: usize = 8;
+const USERS: usize = 24;
+/// The buckets the users share: 24 users over 3 buckets, 8 to a bucket.
+const SHARED_BUCKETS: usize = 3;
 
 #[derive(Debug, Clone)]
 struct Case {
+    /// Seeds the users' ids.
+    seed: u32,
     ops: Vec<(usize, bool)>,
     begin: usize,
     end: usize,
@@ -34,14 +43,15 @@ struct Case {
 
 fn case() -> impl Strategy<Value = Case> {
     (
-        prop::collection::vec((0..USERS, prop::bool::weighted(0.6)), 2..60),
+        any::<u32>(),
+        prop::collection::vec((0..USERS, prop::bool::weighted(0.6)), 2..90),
         any::<(u16, u16)>(),
         prop::collection::vec(any::<u16>(), USERS),
         -3i64..4,
         1usize..12,
         prop::collection::vec(delivery(), 0..10),
     )
-        .prop_map(|(ops, (a, b), reads, drift, batch, deliveries)| {
+        .prop_map(|(seed, ops, (a, b), reads, drift, batch, deliveries)| {
             let n = ops.len();
             let (x, y) = (usize::from(a) % (n + 1), usize::from(b) % (n + 1));
             let (begin, end) = (x.min(y), x.max(y));
@@ -50,6 +60,7 @@ fn case() -> impl Strategy<Value = Case> {
                 .map(|r| begin + usize::from(*r) % (end - begin + 1))
                 .collect();
             Case {
+                seed,
                 ops,
                 begin,
                 end,
@@ -61,18 +72,50 @@ fn case() -> impl Strategy<Value = Case> {
         })
 }
 
-async fn run(c: &Case) -> Result<(), TestCaseError> {
+/// `USERS` users with ids drawn from `seed`, all in `SHARED_BUCKETS` buckets: the buckets of
+/// the first ids drawn, the rest drawn until each of those holds its share.
+fn users_of(seed: u32) -> Vec<UserId> {
+    let mut rng = likes_sim::rng::SplitMix(u64::from(seed));
+    let mut buckets: Vec<u8> = Vec::new();
+    let mut users = Vec::new();
+    let per_bucket = USERS / SHARED_BUCKETS;
+    while users.len() < USERS {
+        let id = format!("auth0|{:016x}", rng.next_u64());
+        let user = UserId::parse(&id).expect("an id");
+        let b = bucket_of(&user);
+        if buckets.len() < SHARED_BUCKETS && !buckets.contains(&b) {
+            buckets.push(b);
+        }
+        let taken = users.iter().filter(|u| bucket_of(u) == b).count();
+        if buckets.contains(&b) && taken < per_bucket {
+            users.push(user);
+        }
+    }
+    users
+}
+
+/// The stores a case runs on: the Counts store the aggregator writes and the job corrects, and
+/// the Likes store the job reads its windows back from.
+struct Stores<L, C> {
+    likes: L,
+    counts: C,
+}
+
+async fn run<L, C>(c: &Case, s: Stores<L, C>) -> Result<(), TestCaseError>
+where
+    L: LikesAdmin,
+    C: CountsLedger + CountsAdmin + Clone,
+{
     let post = PostId::parse("hot").unwrap();
-    let users: Vec<UserId> = (0..USERS)
-        .map(|i| UserId::parse(&format!("u{i}")).unwrap())
-        .collect();
+    let users = users_of(c.seed);
     let buckets: Vec<u8> = {
         let mut b: Vec<u8> = users.iter().map(bucket_of).collect();
         b.sort();
         b.dedup();
         b
     };
-    let agg = Aggregator::new(FaultyCounts::new(MemoryCounts::default()));
+    let store = s.counts.clone();
+    let agg = Aggregator::new(FaultyCounts::new(s.counts));
     // The drift: a bogus delta applied before anything else, below every record.
     let bogus = Seq::parse("1").unwrap();
     let write = BucketWrite {
@@ -84,11 +127,7 @@ async fn run(c: &Case) -> Result<(), TestCaseError> {
         window: None,
         records: 0,
     };
-    agg.store()
-        .inner
-        .apply(&post, &[write])
-        .await
-        .expect("drift");
+    store.apply(&post, &[write]).await.expect("drift");
 
     // The history's records, with the fences at `begin` and `end`; states after each op.
     let mut liked = vec![false; USERS];
@@ -127,7 +166,6 @@ async fn run(c: &Case) -> Result<(), TestCaseError> {
         }
     }
     // The job holds the post's lease: only its fences open windows.
-    let store = &agg.store().inner;
     prop_assert!(store
         .take_lease(&post, "job1", 60, None)
         .await
@@ -148,13 +186,17 @@ async fn run(c: &Case) -> Result<(), TestCaseError> {
             .filter(|&u| bucket_of(&users[u]) == b && states[c.reads[u]][u])
             .map(|u| users[u].to_string())
             .collect();
-        let item = store.read_post_now(&post).unwrap_or_default();
+        let item = store
+            .read_post(&post)
+            .await
+            .expect("read")
+            .unwrap_or_default();
         let ended = item.buckets[usize::from(b)]
             .ended
             .clone()
             .expect("the end fence was applied");
         prop_assert_eq!(ended.job.as_str(), "job1");
-        let window = store.window_now(&pb, "job1");
+        let window = s.likes.window(&pb, "job1").await.expect("the window");
         // Every change in the window has its entry, and each was counted once.
         prop_assert_eq!(window.entries, ended.entries);
         let diff = exact_count(&seen, &window.last) - ended.count;
@@ -166,10 +208,10 @@ async fn run(c: &Case) -> Result<(), TestCaseError> {
         let truth = (0..USERS)
             .filter(|&u| bucket_of(&users[u]) == b && liked[u])
             .count() as i64;
-        let got = agg
-            .store()
-            .inner
-            .read_post_now(&post)
+        let got = store
+            .read_post(&post)
+            .await
+            .expect("read")
             .unwrap_or_default()
             .buckets[usize::from(b)]
         .count;
@@ -184,12 +226,40 @@ async fn run(c: &Case) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The in-memory stores, windows shared as on DynamoDB.
+fn memory() -> Stores<MemoryLikes, MemoryCounts> {
+    let likes = MemoryLikes::default();
+    let counts = MemoryCounts::recording_into(&likes);
+    Stores { likes, counts }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
     #[test]
     fn a_recount_makes_every_bucket_exact_under_any_delivery(c in case()) {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(run(&c))?;
+        rt.block_on(run(&c, memory()))?;
+    }
+}
+
+/// The emulator's DynamoDB stores, on fresh tables: the conditional updates, the window
+/// entries in the Likes table and the correction as DynamoDB runs them.
+async fn emulator() -> Stores<DynamoLikes, DynamoCounts> {
+    let t = Tables::new().await;
+    let likes = t.likes();
+    Stores {
+        counts: t.counts().with_windows(likes.clone()),
+        likes,
+    }
+}
+
+proptest! {
+    // Fewer cases: each makes tables and runs its history on the emulator (`make test`).
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #[test]
+    fn a_recount_makes_every_bucket_exact_on_dynamodb(c in case()) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async { run(&c, emulator().await).await })?;
     }
 }
 
@@ -202,9 +272,8 @@ proptest! {
 /// entry on that retry would leave u "liked" in the window and the correction one too high.
 #[test]
 fn a_redelivery_below_the_mark_does_not_rewrite_the_window() {
-    let users: Vec<UserId> = (0..USERS)
-        .map(|i| UserId::parse(&format!("u{i}")).unwrap())
-        .collect();
+    let seed = 7;
+    let users = users_of(seed);
     let mut buckets: Vec<u8> = users.iter().map(bucket_of).collect();
     buckets.sort();
     buckets.dedup();
@@ -224,6 +293,7 @@ fn a_redelivery_below_the_mark_does_not_rewrite_the_window() {
     }
     let end = ops.len();
     let c = Case {
+        seed,
         ops,
         begin: 0,
         end,
@@ -236,7 +306,7 @@ fn a_redelivery_below_the_mark_does_not_rewrite_the_window() {
         .enable_all()
         .build()
         .unwrap();
-    if let Err(e) = rt.block_on(run(&c)) {
+    if let Err(e) = rt.block_on(run(&c, memory())) {
         panic!("{e}");
     }
 }
