@@ -53,14 +53,15 @@ fn record(name: &str, post: &PostId, user: &UserId, seq: &str) -> Record {
     }
 }
 
-/// Likes and unlikes of `posts` by `users`, each a real state change, as (post, user, like).
+/// Likes and unlikes of `posts` by `users`, each a real state change from `liked` (the state
+/// the history before left), as (post, user, like).
 fn history(
     posts: &[PostId],
     users: &[UserId],
     n: usize,
     salt: usize,
+    liked: &mut HashMap<(usize, usize), bool>,
 ) -> Vec<(PostId, UserId, bool)> {
-    let mut liked: HashMap<(usize, usize), bool> = HashMap::new();
     (0..n)
         .map(|i| {
             let (p, u) = (
@@ -107,6 +108,9 @@ async fn counts_stay_exact_across_splits_rollovers_and_concurrent_shards() {
     let mut expected: HashMap<PostId, i64> = HashMap::new();
     let mut crossing = None;
     let mut parent_end = String::new();
+    // One history across both phases: a like made before the split is unliked after it, never
+    // liked twice.
+    let mut liked = HashMap::new();
     for (phase, base) in spaces.iter().enumerate() {
         if phase == 1 {
             stream.close("r1");
@@ -115,7 +119,10 @@ async fn counts_stay_exact_across_splits_rollovers_and_concurrent_shards() {
             stream.open("c1b", Some("r1"));
             stream.open("c2", Some("r2"));
         }
-        for (i, (post, user, like)) in history(&posts, &users, 300, phase).into_iter().enumerate() {
+        for (i, (post, user, like)) in history(&posts, &users, 300, phase, &mut liked)
+            .into_iter()
+            .enumerate()
+        {
             let pb = PostBucket::for_like(&post, &user);
             let shard = shard_of(&pb, phase);
             let seq = if shard == "c2" {

@@ -30,6 +30,9 @@ pub struct FaultPlan {
     /// Every count update takes this long first (tokio time: a paused clock makes it exact):
     /// a DynamoDB brownout.
     pub write_delay: Option<std::time::Duration>,
+    /// Consistent reads of a post's item fail (the aggregator reads one after a condition
+    /// failed, and a recount's fences need one).
+    pub fail_reads: bool,
 }
 
 pub struct FaultyCounts<C> {
@@ -142,6 +145,9 @@ impl<C: CountsLedger> CountsLedger for FaultyCounts<C> {
 
     async fn read_post(&self, post: &PostId) -> Result<Option<PostCounts>, StoreError> {
         self.reads.fetch_add(1, Ordering::SeqCst);
+        if self.plan.lock().map_or(true, |g| g.0.fail_reads) {
+            return Err(StoreError::Unavailable("injected read failure".into()));
+        }
         self.inner.read_post(post).await
     }
 

@@ -30,6 +30,7 @@ pub fn delivery() -> impl Strategy<Value = Delivery> {
         2 => (0usize..20).prop_map(Delivery::LoseResponse),
         2 => (0usize..6).prop_map(Delivery::Crash),
         2 => (0usize..20).prop_map(Delivery::Redeliver),
+        1 => Just(Delivery::FailReads),
     ]
 }
 

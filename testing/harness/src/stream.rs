@@ -113,6 +113,8 @@ pub enum Delivery {
     Crash(usize),
     /// After success, the batch is delivered again from its `n`-th record.
     Redeliver(usize),
+    /// The post items' consistent reads fail.
+    FailReads,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -154,6 +156,7 @@ pub async fn simulate<C: CountsLedger>(
                 plan.lose_response_rows.insert(row_of(n));
             }
             Delivery::Crash(n) => plan.fail_writes_after = Some(n),
+            Delivery::FailReads => plan.fail_reads = true,
             Delivery::Clean | Delivery::Redeliver(_) => {}
         }
         agg.store().set_plan(plan);

@@ -236,28 +236,52 @@ fn record_strategy() -> impl Strategy<Value = serde_json::Value> {
         1 => Just("~fence#job-2#end".to_owned()),
         1 => Just("~op#u#k-1".to_owned()),
     ];
+    // Few posts and buckets, so that groups of several records (and posts of several buckets)
+    // are the rule, not the exception.
     let post = prop_oneof![
-        8 => "[a-z0-9:]{1,8}",
+        6 => prop_oneof![Just("p1".to_owned()), Just("p2".to_owned()), Just("p:3".to_owned())],
+        3 => "[a-z0-9:]{1,8}",
         1 => Just("bad post".to_owned()),
     ];
-    let seq = prop_oneof![
-        8 => (0u64..50).prop_map(|n| (100_000_000_000_000_000_000u128 + u128::from(n)).to_string()),
-        1 => Just("12x".to_owned()),
-    ];
-    (name, user, post, 0u8..18, seq, 0u32..2_000_000_000).prop_map(
-        |(name, user, post, bucket, seq, created)| {
+    let bucket = prop_oneof![6 => 0u8..3, 3 => 0u8..18];
+    (name, user, post, bucket, 0u32..2_000_000_000).prop_map(
+        |(name, user, post, bucket, created)| {
             let key = format!("{post}#{bucket}");
-            TestRecord::likes(name, &key, &user, &seq)
+            TestRecord::likes(name, &key, &user, "0")
                 .created(f64::from(created))
                 .to_json()
         },
     )
 }
 
+/// A batch as a shard delivers it: sequence numbers growing in stream order, with now and then
+/// a record delivered twice (its number repeated) or one without a number a shard could give.
+fn batch_strategy(len: std::ops::Range<usize>) -> impl Strategy<Value = Vec<serde_json::Value>> {
+    let seq = prop_oneof![8 => Just(0u8), 1 => Just(1u8), 1 => Just(2u8)];
+    prop::collection::vec((record_strategy(), seq, 1u64..4), len).prop_map(|records| {
+        let mut n = 100_000_000_000_000_000_000u128;
+        records
+            .into_iter()
+            .map(|(mut r, kind, step)| {
+                let spelled = match kind {
+                    0 => {
+                        n += u128::from(step);
+                        n.to_string()
+                    }
+                    1 => n.to_string(),
+                    _ => "12x".to_owned(),
+                };
+                r["dynamodb"]["SequenceNumber"] = spelled.into();
+                r
+            })
+            .collect()
+    })
+}
+
 proptest! {
     #[test]
     fn agrees_with_aws_lambda_events_on_generated_batches(
-        records in prop::collection::vec(record_strategy(), 0..60), escape in any::<bool>()
+        records in batch_strategy(0..60), escape in any::<bool>()
     ) {
         let mut text = batch(records).to_string();
         if escape {
@@ -266,4 +290,34 @@ proptest! {
         }
         agrees(&text)?;
     }
+}
+
+/// The generator makes the groups the property is about: most generated batches hold a group of
+/// several records (records of one key, in stream order), not one record per key.
+#[test]
+fn generated_batches_mostly_hold_groups_of_several_records() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = batch_strategy(20..60);
+    let mut grouped = 0;
+    for _ in 0..200 {
+        let records = strategy.new_tree(&mut runner).expect("a batch").current();
+        let text = batch(records).to_string();
+        let event: StreamEvent = decode(&text).expect("event");
+        let parsed = parse(&event);
+        let largest = parsed
+            .posts
+            .iter()
+            .flat_map(|p| &p.buckets)
+            .map(|b| b.changes.len())
+            .max();
+        if largest.unwrap_or(0) >= 2 {
+            grouped += 1;
+        }
+    }
+    assert!(
+        grouped >= 160,
+        "only {grouped} of 200 batches hold a group of two"
+    );
 }
