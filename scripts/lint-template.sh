@@ -10,9 +10,13 @@ cd "$root"
 "$venv/bin/sam" validate --lint
 # The sample events have the shapes `sam local generate-event` gives (what sam local invoke sends).
 "$venv/bin/python" "$root/events/check-shapes.py"
-out="$(mktemp -t translated.XXXXXX.json)"
-trap 'rm -f "$out"' EXIT
-"$venv/bin/python" - "$out" <<'PY'
+# Translated and linted twice: with the defaults, and with CORS on (AllowedOrigins adds a CORS
+# configuration and an OPTIONS route, both under the CorsOn condition).
+plain="$(mktemp -t translated.XXXXXX.json)"
+cors="$(mktemp -t translated-cors.XXXXXX.json)"
+trap 'rm -f "$plain" "$cors"' EXIT
+translate() {
+  "$venv/bin/python" - "$1" "$2" <<'PY'
 import json, sys
 from samtranslator.translator.transform import transform
 from samtranslator.yaml_helper import yaml_parse
@@ -28,12 +32,19 @@ class ManagedPolicies:
         return {"AWSLambdaBasicExecutionRole":
                 "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"}
 
-json.dump(transform(template, {}, ManagedPolicies()), open(sys.argv[1], "w"), indent=1)
+# Parameter values as `sam deploy --parameter-overrides` passes them: SAM substitutes some
+# parameters' values while translating (CorsConfiguration's among them).
+parameters = json.loads(sys.argv[2])
+json.dump(transform(template, parameters, ManagedPolicies()), open(sys.argv[1], "w"), indent=1)
 PY
-"$venv/bin/cfn-lint" "$out"
-# Least privilege: no role may hold a managed policy beyond basic logging and X-Ray's write-only
-# policy (which SAM attaches whenever `Tracing` comes from a parameter, whatever its value).
-"$venv/bin/python" - "$out" <<'PY'
+}
+translate "$plain" '{}'
+translate "$cors" '{"AllowedOrigins": "https://example.com,http://127.0.0.1:3001"}'
+for out in "$plain" "$cors"; do
+  "$venv/bin/cfn-lint" "$out"
+  # Least privilege: no role may hold a managed policy beyond basic logging and X-Ray's write-only
+  # policy (which SAM attaches whenever `Tracing` comes from a parameter, whatever its value).
+  "$venv/bin/python" - "$out" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))
 allowed = ("/AWSLambdaBasicExecutionRole", "/AWSXrayWriteOnlyAccess")
@@ -47,5 +58,22 @@ for name, r in t["Resources"].items():
                 actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
                 if any(a.endswith(":*") or a == "*" for a in actions):
                     sys.exit(f"{name} grants a wildcard action: {actions}")
-print("template OK: valid SAM, cfn-lint clean, least-privilege roles")
+PY
+done
+# What API Gateway imports: the CORS configuration and the OPTIONS route both under CorsOn, the
+# route with an integration and no authorizer, and the origins SAM substituted the caller's.
+"$venv/bin/python" - "$plain" "$cors" <<'PY'
+import json, sys
+plain, cors = (json.load(open(p)) for p in sys.argv[1:])
+for name, t, origins in (("defaults", plain, ""),
+                         ("AllowedOrigins set", cors, "https://example.com,http://127.0.0.1:3001")):
+    body = t["Resources"]["LikesHttpApi"]["Properties"]["Body"]
+    cond, on, off = body["x-amazon-apigateway-cors"]["Fn::If"]
+    if (cond, off) != ("CorsOn", {"Ref": "AWS::NoValue"}) or on["allowOrigins"] != {"Fn::Split": [",", origins]}:
+        sys.exit(f"{name}: unexpected CORS configuration {body['x-amazon-apigateway-cors']}")
+    cond, on, off = body["paths"]["/{proxy+}"]["options"]["Fn::If"]
+    if (cond, off) != ("CorsOn", {"Ref": "AWS::NoValue"}) or "security" in on \
+            or on["x-amazon-apigateway-integration"]["type"] != "aws_proxy":
+        sys.exit(f"{name}: the OPTIONS route must be conditional, integrated and unauthorized")
+print("template OK: valid SAM, cfn-lint clean with and without AllowedOrigins, least-privilege roles")
 PY

@@ -104,12 +104,13 @@ impl From<StoreError> for Failure {
     }
 }
 
-/// A route's success: a fresh 200, a 200 a cache may keep (with its `Cache-Control`), or a
-/// 202 for work accepted to be done later.
+/// A route's success: a fresh 200, a 200 a cache may keep (with its `Cache-Control`), a 202
+/// for work accepted to be done later, or a 204 to `OPTIONS` naming the path's methods.
 enum Reply {
     Fresh(Value),
     Cacheable(Value, &'static str),
     Accepted(Value),
+    NoContent(&'static str),
 }
 
 /// What every route answers on success: a 200 with a JSON body.
@@ -141,6 +142,13 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
             Ok(Reply::Fresh(body)) => json_response(200, &body),
             Ok(Reply::Accepted(body)) => json_response(202, &body),
             Ok(Reply::Cacheable(body, cache_control)) => etag::answer(&req, &body, cache_control),
+            Ok(Reply::NoContent(allow)) => {
+                let mut resp = Response::new(Body::Empty);
+                *resp.status_mut() = StatusCode::NO_CONTENT;
+                resp.headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static(allow));
+                resp
+            }
             Err(Failure::Api(err)) => error_response(&err),
             Err(Failure::Store(StoreError::Unavailable(detail))) => {
                 let request_id = request_id(&req);
@@ -169,12 +177,13 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
 
     async fn dispatch(&self, req: &Request) -> Result<Reply, Failure> {
         let routed = route(req.method(), req.raw_http_path());
-        // 404 and 405 say nothing about the caller's data; a bad id is only reported to a
-        // caller who proved who they are.
-        if let Err(e) = &routed {
-            if e.status != 400 {
-                return Err(e.clone().into());
-            }
+        match &routed {
+            // A preflight carries no token (the template's OPTIONS route has no authorizer).
+            Ok(Route::Options(allow)) => return Ok(Reply::NoContent(allow)),
+            // 404 and 405 say nothing about the caller's data; a bad id is only reported to a
+            // caller who proved who they are.
+            Err(e) if e.status != 400 => return Err(e.clone().into()),
+            _ => {}
         }
         let me = caller(req)?.user;
         let fresh = Reply::Fresh;
@@ -192,6 +201,7 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
                 etag::SUMMARY,
             )),
             Route::EraseMine => self.erase_mine(req, &me).await.map(Reply::Accepted),
+            Route::Options(allow) => Ok(Reply::NoContent(allow)),
         }
     }
 

@@ -20,6 +20,10 @@ pub enum Route {
     /// `DELETE /users/me/likes`: erase all of the caller's likes, asynchronously.
     EraseMine,
     Summary,
+    /// `OPTIONS` on a known path, which needs no token: with CORS on, the template routes it
+    /// past the authorizer (a browser's preflight carries none), and API Gateway adds the CORS
+    /// headers. Answered 204 with `Allow`.
+    Options(&'static str),
 }
 
 /// The shape of a path, before its ids are validated.
@@ -57,6 +61,15 @@ const POST_LIKE_ALLOW: &str = "GET, PUT, DELETE";
 const GET_ONLY: &str = "GET";
 const MY_LIKES_ALLOW: &str = "GET, DELETE";
 
+/// The methods a path answers, as `Allow` names them.
+fn allowed(shape: Shape<'_>) -> &'static str {
+    match shape {
+        Shape::PostLike(_) => POST_LIKE_ALLOW,
+        Shape::MyLikes => MY_LIKES_ALLOW,
+        Shape::PostCount(_) | Shape::PostLikers(_) | Shape::Summary => GET_ONLY,
+    }
+}
+
 fn get_only(
     method: &Method,
     route: impl FnOnce() -> Result<Route, ApiError>,
@@ -74,6 +87,11 @@ fn get_only(
 /// Callers that must rank errors (a 401 beats a 400 for a bad id) use [`ApiError::status`].
 pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
     let shape = shape(path).ok_or_else(|| ApiError::not_found(path))?;
+    // Before the ids are read: a preflight's answer does not depend on them, and the request
+    // that follows it gets the 400.
+    if *method == Method::OPTIONS {
+        return Ok(Route::Options(allowed(shape)));
+    }
     match shape {
         Shape::PostLike(id) => {
             let make = match *method {
@@ -83,7 +101,7 @@ pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
                 _ => {
                     return Err(ApiError::method_not_allowed(
                         method.as_str(),
-                        POST_LIKE_ALLOW,
+                        allowed(shape),
                     ))
                 }
             };
@@ -152,11 +170,27 @@ mod tests {
 
     #[test]
     fn wrong_method_is_405_with_allow() {
-        for m in [Method::POST, Method::PATCH, Method::HEAD, Method::OPTIONS] {
+        for m in [Method::POST, Method::PATCH, Method::HEAD, Method::TRACE] {
             let err = route(&m, &format!("/posts/{P}/like")).unwrap_err();
             assert_eq!(err.status, 405, "{m}");
             assert_eq!(err.allow, Some("GET, PUT, DELETE"));
         }
+    }
+
+    #[test]
+    fn options_on_a_known_path_names_its_methods_whatever_its_ids() {
+        let options = |p: &str| route(&Method::OPTIONS, p);
+        for (path, allow) in [
+            (format!("/posts/{P}/like"), "GET, PUT, DELETE"),
+            ("/posts/not%20an%20id/like".to_owned(), "GET, PUT, DELETE"),
+            (format!("/posts/{P}/likes/count"), "GET"),
+            (format!("/posts/{P}/likes"), "GET"),
+            ("/likes/summary".to_owned(), "GET"),
+            ("/users/me/likes".to_owned(), "GET, DELETE"),
+        ] {
+            assert_eq!(options(&path), Ok(Route::Options(allow)), "{path}");
+        }
+        assert_eq!(options("/nowhere").unwrap_err().status, 404);
     }
 
     #[test]

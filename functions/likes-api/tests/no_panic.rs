@@ -176,8 +176,14 @@ proptest! {
         let app = App::new(FakeLikes, FakeCounts);
         let resp = rt.block_on(likes_api::lambda::invoke(&app, req, lambda_http::Context::default()));
         let status = resp.status_code;
-        prop_assert!([200, 400, 401, 404, 405].contains(&status), "{status} for {m} {p}?{q}");
+        prop_assert!([200, 204, 400, 401, 404, 405].contains(&status), "{status} for {m} {p}?{q}");
         let bytes: &[u8] = resp.body.as_ref().map(|b| b.as_ref()).unwrap_or_default();
+        if status == 204 {
+            // OPTIONS on a known path, and only that: no body, the path's methods in `Allow`.
+            prop_assert_eq!(m.as_str(), "OPTIONS");
+            prop_assert!(bytes.is_empty() && resp.headers.contains_key("allow"));
+            return Ok(());
+        }
         let v: Value = serde_json::from_slice(bytes).expect("JSON body");
         if status == 200 {
             // The fakes' negative count is never shown.
@@ -190,6 +196,27 @@ proptest! {
         }
         if status == 405 {
             prop_assert!(resp.headers.contains_key("allow"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn options_needs_no_token_and_names_the_paths_methods() {
+    let app = App::new(FakeLikes, FakeCounts);
+    for (path, status, allow) in [
+        (format!("/posts/{P}/like"), 204, Some("GET, PUT, DELETE")),
+        ("/users/me/likes".to_owned(), 204, Some("GET, DELETE")),
+        ("/likes/summary".to_owned(), 204, Some("GET")),
+        ("/nowhere".to_owned(), 404, None),
+    ] {
+        let raw = event("OPTIONS", &path, "", None, None);
+        let req: LambdaRequest = serde_json::from_str(&raw).expect("an API Gateway v2 event");
+        let resp = likes_api::lambda::invoke(&app, req, lambda_http::Context::default()).await;
+        assert_eq!(resp.status_code, status, "{path}");
+        let got = resp.headers.get("allow").and_then(|v| v.to_str().ok());
+        assert_eq!(got, allow, "{path}");
+        if status == 204 {
+            assert!(resp.body.is_none(), "{path}");
         }
     }
 }

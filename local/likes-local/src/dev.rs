@@ -21,7 +21,7 @@ use crate::esm::sinks::{Checkpoints, SqsDestination};
 use crate::esm::source::DynamoStream;
 use crate::esm::{Mapping, Stats};
 use crate::settings::Settings;
-use crate::{erase_poller, gateway, moto, setup};
+use crate::{demo, erase_poller, gateway, moto, setup};
 
 /// The queue the local mapping sends given-up batches to (the template's
 /// `AggregatorFailureQueue`).
@@ -35,6 +35,22 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             return Err(LocalError::PortBusy(settings.port))
         }
         Err(e) => return Err(LocalError::Listen(settings.port, e)),
+    };
+    // The demo is a convenience: without its port the API still runs.
+    let demo_listener = match TcpListener::bind(("127.0.0.1", settings.demo_port)).await {
+        Ok(l) => Some(l),
+        Err(e) => {
+            tracing::warn!(
+                "demo page not served: cannot listen on 127.0.0.1:{} ({e}); set LIKES_DEMO_PORT to a free port",
+                settings.demo_port
+            );
+            None
+        }
+    };
+    let demo_origin = format!("http://127.0.0.1:{}", settings.demo_port);
+    let cors = match &demo_listener {
+        Some(_) => settings.allowed_origins.clone().with(demo_origin.clone()),
+        None => settings.allowed_origins.clone(),
     };
     // Keep the child alive for the whole run; dropping it stops the emulator.
     let (_emulator, endpoint) = match &settings.endpoint {
@@ -114,6 +130,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         )
         .with_erase_queue(jobs),
         auth: settings.auth.clone(),
+        cors: cors.clone(),
         ready,
         stats: report.clone(),
     });
@@ -127,7 +144,19 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         settings.port,
         started.elapsed().as_secs_f64()
     );
+    tracing::info!(
+        "browsers: pages on {} may call the API (CORS)",
+        cors.describe()
+    );
     let server = tokio::spawn(gateway::serve(listener, gateway));
+    let demo_server = demo_listener.map(|l| {
+        tracing::info!("demo page on {demo_origin}/ : pick a user, like posts, see who liked");
+        let demo = Arc::new(demo::Demo {
+            auth: settings.auth.clone(),
+            api: format!("http://127.0.0.1:{}", settings.port),
+        });
+        tokio::spawn(demo::serve(l, demo))
+    });
     let eraser = tokio::spawn(erase_poller::run(sqs, erase_queue, erase_worker));
     // What the mapping and the chaos did, published for `GET /_local/stats` every second.
     let publish = async {
@@ -156,6 +185,9 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     tracing::info!("stopping");
     server.abort();
     eraser.abort();
+    if let Some(d) = demo_server {
+        d.abort();
+    }
     Ok(())
 }
 

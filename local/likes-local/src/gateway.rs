@@ -1,5 +1,7 @@
 //! API Gateway (HTTP API, payload 2.0), played locally: each HTTP request becomes the event API
 //! Gateway would send after its JWT authorizer, and goes through the same `likes-api` handler.
+//! With the template's CORS configuration on (the demo page's origin is always allowed), as
+//! `cors` describes: preflights answered here, and an unauthorized `OPTIONS` route.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -23,6 +25,7 @@ use likes_sim::apigw::ApiEvent;
 use serde_json::json;
 use tokio::net::TcpListener;
 
+use crate::cors::{Check, Cors};
 use crate::jwt;
 
 /// API Gateway's own payload limit.
@@ -31,6 +34,8 @@ const MAX_BODY: usize = 10 * 1024 * 1024;
 pub struct Gateway<L, C> {
     pub app: App<L, C>,
     pub auth: jwt::Authorizer,
+    /// Which origins' pages may call the API (the template's `CorsConfiguration`).
+    pub cors: Cors,
     /// Set once tables exist and the stream mapping runs: `/healthz` answers 200 from then on.
     pub ready: Arc<AtomicBool>,
     /// What the local mapping did and the faults it injected: `GET /_local/stats` (local only).
@@ -58,12 +63,39 @@ fn from_v2(resp: ApiGatewayV2httpResponse) -> Response<Full<Bytes>> {
     out
 }
 
+/// The verified claims as API Gateway passes them: every value a string.
+fn claim_map(claims: jwt::Verified) -> serde_json::Map<String, serde_json::Value> {
+    let mut map = serde_json::Map::new();
+    map.insert("sub".into(), claims.sub.into());
+    map.insert("iss".into(), claims.iss.into());
+    map.insert("aud".into(), claims.aud.into());
+    map.insert("exp".into(), claims.exp.to_string().into());
+    if let Some(iat) = claims.iat {
+        map.insert("iat".into(), iat.to_string().into());
+    }
+    map
+}
+
 fn json(status: u16, value: serde_json::Value) -> Response<Full<Bytes>> {
     to_hyper(likes_api::json_response(status, &value))
 }
 
 impl<L: LikesStore + 'static, C: CountsRead + 'static> Gateway<L, C> {
     async fn serve_one(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
+        let check = self.cors.check(req.method(), req.headers());
+        // API Gateway answers a preflight itself, before any authorizer or function.
+        if let Check::Preflight(allow_origin) = &check {
+            let mut resp = Response::new(Full::new(Bytes::new()));
+            *resp.status_mut() = http::StatusCode::NO_CONTENT;
+            *resp.headers_mut() = self.cors.preflight_headers(allow_origin.as_ref());
+            return resp;
+        }
+        let mut resp = self.answer(req).await;
+        self.cors.decorate(&check, resp.headers_mut());
+        resp
+    }
+
+    async fn answer(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
         let (parts, body) = req.into_parts();
         let path = parts.uri.path().to_owned();
         if path == "/_local/stats" {
@@ -81,10 +113,15 @@ impl<L: LikesStore + 'static, C: CountsRead + 'static> Gateway<L, C> {
             .headers
             .get(http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
-        // The authorizer rejects before the function runs, as API Gateway does.
-        let claims = match self.auth.verify(authorization) {
-            Ok(c) => c,
-            Err(e) => return to_hyper(error_response(&ApiError::unauthorized(e.to_string()))),
+        // The authorizer rejects before the function runs, as API Gateway does; `OPTIONS`
+        // takes the template's route without one.
+        let claims = if parts.method == http::Method::OPTIONS {
+            None
+        } else {
+            match self.auth.verify(authorization) {
+                Ok(c) => Some(c),
+                Err(e) => return to_hyper(error_response(&ApiError::unauthorized(e.to_string()))),
+            }
         };
         let body = match Limited::new(body, MAX_BODY).collect().await {
             Ok(b) => b.to_bytes(),
@@ -95,19 +132,12 @@ impl<L: LikesStore + 'static, C: CountsRead + 'static> Gateway<L, C> {
                 )))
             }
         };
-        let mut claim_map = serde_json::Map::new();
-        // As API Gateway passes them: every value a string.
-        claim_map.insert("sub".into(), claims.sub.into());
-        claim_map.insert("iss".into(), claims.iss.into());
-        claim_map.insert("aud".into(), claims.aud.into());
-        claim_map.insert("exp".into(), claims.exp.to_string().into());
-        if let Some(iat) = claims.iat {
-            claim_map.insert("iat".into(), iat.to_string().into());
-        }
         let mut event = ApiEvent::new(parts.method.as_str(), &path)
             .query(parts.uri.query().unwrap_or(""))
-            .domain("127.0.0.1")
-            .claims(claim_map);
+            .domain("127.0.0.1");
+        if let Some(claims) = claims {
+            event = event.claims(claim_map(claims));
+        }
         for (name, value) in &parts.headers {
             if let Ok(v) = value.to_str() {
                 event = event.header(name.as_str(), v);

@@ -3,6 +3,8 @@
 //! around the same handler code that runs on Lambda.
 
 pub mod chaos;
+pub mod cors;
+pub mod demo;
 pub mod dev;
 pub mod erase_poller;
 pub mod error;

@@ -2,6 +2,7 @@
 
 use likes_aws::env::{EnvError, Tuning};
 
+use crate::cors::{Cors, NotAnOrigin};
 use crate::jwt;
 
 #[derive(Debug, thiserror::Error)]
@@ -12,6 +13,8 @@ pub enum SettingsError {
         value: String,
         what: &'static str,
     },
+    #[error("LIKES_ALLOWED_ORIGINS: {0}")]
+    Origins(#[from] NotAnOrigin),
     #[error(transparent)]
     Tuning(#[from] EnvError),
 }
@@ -19,6 +22,11 @@ pub enum SettingsError {
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub port: u16,
+    /// The demo page's port: its origin, `http://127.0.0.1:<port>`, is always allowed.
+    pub demo_port: u16,
+    /// Origins whose pages may call the API (`LIKES_ALLOWED_ORIGINS`, as the template's
+    /// `AllowedOrigins`), the demo page's not included.
+    pub allowed_origins: Cors,
     pub endpoint: Option<String>,
     /// What the local JWT authorizer accepts, and `make token` issues.
     pub auth: jwt::Authorizer,
@@ -55,6 +63,8 @@ impl Settings {
     pub fn from_env() -> Result<Self, SettingsError> {
         Ok(Self {
             port: parsed("LIKES_PORT", "a port number", 3000)?,
+            demo_port: parsed("LIKES_DEMO_PORT", "a port number", 3001)?,
+            allowed_origins: Cors::parse(&var("LIKES_ALLOWED_ORIGINS").unwrap_or_default())?,
             endpoint: var("LIKES_DYNAMODB_ENDPOINT"),
             auth: jwt::Authorizer {
                 secret: var("LIKES_DEV_JWT_SECRET")

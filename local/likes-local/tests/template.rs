@@ -73,3 +73,101 @@ fn the_erase_queue_keeps_a_job_until_it_is_done_and_the_local_queue_plays_it() {
         Some("ReportBatchItemFailures")
     );
 }
+
+/// `!If [cond, then, else]` as serde_yaml reads it: the tag and its three items.
+fn if_parts(v: &Value) -> (String, Value, Value) {
+    let Value::Tagged(tagged) = v else {
+        panic!("expected !If, got {v:?}")
+    };
+    assert_eq!(tagged.tag, "If");
+    let items = tagged.value.as_sequence().expect("!If takes a list");
+    let cond = items[0].as_str().expect("a condition name").to_owned();
+    (cond, items[1].clone(), items[2].clone())
+}
+
+fn strings(v: &Value) -> Vec<&str> {
+    v.as_sequence()
+        .expect("a list")
+        .iter()
+        .map(|s| s.as_str().expect("a string"))
+        .collect()
+}
+
+fn is_no_value(v: &Value) -> bool {
+    matches!(v, Value::Tagged(t) if t.tag == "Ref" && t.value.as_str() == Some("AWS::NoValue"))
+}
+
+#[test]
+fn cors_is_off_by_default_and_exactly_what_browsers_need_when_on() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
+    let t: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(path).expect("template")).expect("YAML");
+    let param = &t["Parameters"]["AllowedOrigins"];
+    assert_eq!(
+        param["Default"].as_str(),
+        Some(""),
+        "CORS off unless asked for"
+    );
+    let api = &t["Resources"]["LikesHttpApi"]["Properties"];
+
+    let (cond, conf, off) = if_parts(&api["CorsConfiguration"]);
+    assert_eq!(cond, "CorsOn");
+    assert!(
+        is_no_value(&off),
+        "no CORS configuration when AllowedOrigins is empty"
+    );
+    assert_eq!(strings(&conf["AllowMethods"]), ["GET", "PUT", "DELETE"]);
+    assert_eq!(
+        strings(&conf["AllowHeaders"]),
+        [
+            "authorization",
+            "content-type",
+            "idempotency-key",
+            "if-none-match"
+        ]
+    );
+    assert_eq!(strings(&conf["ExposeHeaders"]), ["etag", "retry-after"]);
+    assert_eq!(conf["AllowCredentials"].as_bool(), Some(false));
+    assert!(conf["MaxAge"].as_u64().unwrap_or(0) > 0);
+    // The local gateway plays the same configuration.
+    assert_eq!(
+        strings(&conf["AllowMethods"]),
+        likes_local::cors::ALLOW_METHODS
+    );
+    assert_eq!(
+        strings(&conf["AllowHeaders"]),
+        likes_local::cors::ALLOW_HEADERS
+    );
+    assert_eq!(
+        strings(&conf["ExposeHeaders"]),
+        likes_local::cors::EXPOSE_HEADERS
+    );
+    assert_eq!(
+        conf["MaxAge"].as_u64(),
+        Some(u64::from(likes_local::cors::MAX_AGE))
+    );
+
+    // The preflight route: only with CORS on, integrated with the API function, no authorizer.
+    let (cond, options, off) = if_parts(&api["DefinitionBody"]["paths"]["/{proxy+}"]["options"]);
+    assert_eq!(cond, "CorsOn");
+    assert!(
+        is_no_value(&off),
+        "no OPTIONS route when AllowedOrigins is empty"
+    );
+    assert!(
+        options.get("security").is_none(),
+        "the OPTIONS route must not require authorization: {options:?}"
+    );
+    let integration = &options["x-amazon-apigateway-integration"];
+    assert_eq!(integration["type"].as_str(), Some("aws_proxy"));
+    assert_eq!(integration["payloadFormatVersion"].as_str(), Some("2.0"));
+    let Value::Tagged(uri) = &integration["uri"] else {
+        panic!("the integration's uri is a !Sub")
+    };
+    assert!(uri
+        .value
+        .as_str()
+        .is_some_and(|u| u.contains("${LikesApiFunction.Arn}")));
+    // Every other method still goes through the JWT authorizer.
+    assert_eq!(api["Auth"]["DefaultAuthorizer"].as_str(), Some("LikesJwt"));
+}

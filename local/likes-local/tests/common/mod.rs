@@ -129,11 +129,15 @@ pub struct Options {
     pub endpoint: Option<String>,
     pub chaos_seed: Option<u64>,
     pub state_dir: Option<PathBuf>,
+    /// `LIKES_ALLOWED_ORIGINS` (the demo page's origin is allowed whatever this says).
+    pub allowed_origins: Option<String>,
 }
 
 pub struct Stack {
     child: Child,
     pub port: u16,
+    /// The demo page's port: a free one, so that stacks in parallel never share one.
+    pub demo_port: u16,
     pub log: Arc<Mutex<String>>,
 }
 
@@ -143,8 +147,14 @@ impl Stack {
     }
 
     pub fn start_on(port: u16, opts: &Options) -> Self {
+        let demo_port = free_port();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_likes-local"));
         cmd.env("LIKES_PORT", port.to_string())
+            .env("LIKES_DEMO_PORT", demo_port.to_string())
+            .env(
+                "LIKES_ALLOWED_ORIGINS",
+                opts.allowed_origins.clone().unwrap_or_default(),
+            )
             .env_remove("LIKES_MOTO_SERVER")
             .env("LIKES_DEV_JWT_SECRET", SECRET)
             .env(
@@ -168,7 +178,12 @@ impl Stack {
         cmd.env("LIKES_LOCAL_STATE_DIR", state);
         let mut child = cmd.spawn().expect("likes-local starts");
         let log = collect(&mut child);
-        let stack = Stack { child, port, log };
+        let stack = Stack {
+            child,
+            port,
+            demo_port,
+            log,
+        };
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Ok((200, _)) = http(port, "GET", "/healthz", None) {
