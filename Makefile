@@ -1,4 +1,4 @@
-.PHONY: chaos test unit api-fuzz dev token lint lint-template fmt build bench smoke
+.PHONY: chaos mutants test unit api-fuzz dev token lint lint-template fmt build bench smoke
 
 # Every test: unit, integration (against moto, which this starts and stops), end-to-end, and
 # the spec-driven HTTP fuzz.
@@ -62,3 +62,9 @@ smoke:
 chaos:
 	@scripts/venv.sh >/dev/null
 	LIKES_CHAOS_REQUESTS=$${LIKES_CHAOS_REQUESTS:-20000} cargo test -p likes-local --test chaos -- --nocapture
+
+# Deliberate defects against each guarantee (testing/mutants/mutants.toml), each run against the
+# test named for it in a scratch copy; prints caught/missed per guarantee. Not in `make test`:
+# it builds its own target dir and takes tens of minutes. `make mutants ONLY="name ..."`.
+mutants:
+	scripts/with-moto.sh scripts/mutants.py $(ONLY)

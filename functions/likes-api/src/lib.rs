@@ -108,7 +108,7 @@ impl From<StoreError> for Failure {
 /// for work accepted to be done later, or a 204 to `OPTIONS` naming the path's methods.
 enum Reply {
     Fresh(Value),
-    Cacheable(Value, &'static str),
+    Cacheable(Value, etag::Policy),
     Accepted(Value),
     NoContent(&'static str),
 }

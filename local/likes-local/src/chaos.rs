@@ -27,6 +27,26 @@ pub struct ChaosFunction<F> {
     pub counts: ChaosCounts,
 }
 
+/// Percent of invocations delivered twice, and failed after running, under chaos. High: a
+/// mapping invokes the function tens of times per thousand likes (batches of up to 100
+/// records), and a CI-sized run must meet each kind several times to prove anything.
+const DUPLICATE_PERCENT: u64 = 20;
+const ERROR_PERCENT: u64 = 20;
+
+impl<F> ChaosFunction<F> {
+    /// Faults only with a seed; without one, the function as it is.
+    pub fn new(inner: F, seed: Option<u64>) -> Self {
+        let on = seed.is_some();
+        ChaosFunction {
+            inner,
+            rng: Mutex::new(Rng(seed.unwrap_or(0))),
+            duplicate_percent: if on { DUPLICATE_PERCENT } else { 0 },
+            error_percent: if on { ERROR_PERCENT } else { 0 },
+            counts: ChaosCounts::default(),
+        }
+    }
+}
+
 impl<F: Function> Function for ChaosFunction<F> {
     async fn invoke(&self, payload: String, timeout: Duration) -> Result<String, FunctionError> {
         let roll = self.rng.lock().map(|mut r| r.below(100)).unwrap_or(100);

@@ -13,7 +13,7 @@ use likes_sim::faulty_counts::{FaultPlan, FaultyCounts};
 use serde_json::json;
 use tokio::net::TcpListener;
 
-use crate::chaos::{ChaosCounts, ChaosFunction, Rng};
+use crate::chaos::{ChaosFunction, Rng};
 use crate::error::LocalError;
 use crate::esm::config::MappingConfig;
 use crate::esm::function::AggregatorFunction;
@@ -97,18 +97,13 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         plan,
     );
     let injected = std::sync::Arc::clone(&counts.injected);
-    let function = ChaosFunction {
-        inner: AggregatorFunction {
-            aggregator: Aggregator::with_settings(
-                counts,
-                AggregatorSettings::from(settings.tuning),
-            ),
-        },
-        rng: Mutex::new(Rng(settings.chaos_seed.unwrap_or(0))),
-        duplicate_percent: if settings.chaos_seed.is_some() { 10 } else { 0 },
-        error_percent: if settings.chaos_seed.is_some() { 5 } else { 0 },
-        counts: ChaosCounts::default(),
-    };
+    let function = ChaosFunction::new(
+        AggregatorFunction::new(Aggregator::with_settings(
+            counts,
+            AggregatorSettings::from(settings.tuning),
+        )),
+        settings.chaos_seed,
+    );
     let stats = Stats::default();
     let source = DynamoStream::new(aws_sdk_dynamodbstreams::Client::new(&conf), stream_arn);
     let mapping = Mapping {
@@ -164,6 +159,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             let c = &function.counts;
             let snapshot = json!({
                 "mapping": stats.snapshot(),
+                "aggregator": function.inner.totals.snapshot(),
                 "injected": {
                     "duplicate_deliveries": c.duplicate_deliveries.load(Ordering::Relaxed),
                     "function_errors": c.function_errors.load(Ordering::Relaxed),

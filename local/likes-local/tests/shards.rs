@@ -149,9 +149,7 @@ async fn counts_stay_exact_across_splits_rollovers_and_concurrent_shards() {
     assert!(crossing.is_some(), "a key's records cross the split");
 
     let function = LoseOnce {
-        inner: AggregatorFunction {
-            aggregator: Aggregator::new(counts.clone()),
-        },
+        inner: AggregatorFunction::new(Aggregator::new(counts.clone())),
         lose: parent_end.clone(),
         lost: AtomicBool::new(false),
     };

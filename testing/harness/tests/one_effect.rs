@@ -117,6 +117,26 @@ async fn a_throttled_like_and_a_duplicate_report_one_change() {
     assert_eq!(faults.injected().get("PutItem Throttle"), Some(&1));
 }
 
+/// Scenario 4: the user already likes the post (another device was told `changed: true`); a
+/// second like finds it liked, and its answer is lost. The like on the item is not this
+/// request's (another token is on it): the request must not claim the change.
+#[tokio::test]
+async fn a_like_that_found_the_post_liked_and_lost_its_answer_claims_nothing() {
+    let t = Tables::new().await;
+    let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
+    let first = call_as(&t.app(), "PUT", &like_path(&post), &sub).await;
+    assert_eq!((first.0, &first.1["changed"]), (200, &Value::Bool(true)));
+    let faults = Faults::first("PutItem", Fault::LoseAnswer);
+    let again = call_as(&t.app_with(faults.clone()), "PUT", &like_path(&post), &sub).await;
+
+    assert_eq!(faults.injected().get("PutItem LoseAnswer"), Some(&1));
+    assert!(
+        is_outcome_unknown(&again),
+        "two requests told they made one like: {again:?}"
+    );
+    assert!(liked(&t, &post, &sub).await);
+}
+
 fn keyed(method: &str, post: &PostId, sub: &str, key: &str) -> ApiEvent {
     ApiEvent::new(method, &like_path(post))
         .caller(sub)

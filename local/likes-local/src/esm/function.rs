@@ -2,11 +2,13 @@
 //! a function — its answer serialised to JSON, and a panic or an invocation that outlives the
 //! function's timeout a function error, not the end of the local stack.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use count_aggregator::Aggregator;
+use count_aggregator::{Aggregator, BatchReport};
 use futures::FutureExt;
 use likes_core::CountsLedger;
 use tokio::time::Instant;
@@ -32,6 +34,50 @@ pub trait Function {
 
 pub struct AggregatorFunction<C> {
     pub aggregator: Aggregator<C>,
+    /// What its answered batches reported, summed: what CloudWatch would show from its metrics.
+    pub totals: Totals,
+}
+
+impl<C> AggregatorFunction<C> {
+    pub fn new(aggregator: Aggregator<C>) -> Self {
+        AggregatorFunction {
+            aggregator,
+            totals: Totals::default(),
+        }
+    }
+}
+
+/// The sums of the aggregator's batch reports (`BatchReport`) over the invocations it answered.
+#[derive(Debug, Default)]
+pub struct Totals {
+    pub records: AtomicU64,
+    pub duplicates: AtomicU64,
+    pub failed_posts: AtomicU64,
+    /// Buckets below zero and records dropped although newer than the mark: drift.
+    pub anomalies: AtomicU64,
+    pub marks_ahead: AtomicU64,
+}
+
+impl Totals {
+    fn add(&self, r: &BatchReport) {
+        let add = |a: &AtomicU64, n: usize| a.fetch_add(n as u64, Ordering::Relaxed);
+        add(&self.records, r.records);
+        add(&self.duplicates, r.duplicates);
+        add(&self.failed_posts, r.failed_posts);
+        add(&self.anomalies, r.anomalies);
+        add(&self.marks_ahead, r.marks_ahead);
+    }
+
+    pub fn snapshot(&self) -> BTreeMap<&'static str, u64> {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        BTreeMap::from([
+            ("records", get(&self.records)),
+            ("duplicates", get(&self.duplicates)),
+            ("failed_posts", get(&self.failed_posts)),
+            ("anomalies", get(&self.anomalies)),
+            ("marks_ahead", get(&self.marks_ahead)),
+        ])
+    }
 }
 
 impl<C: CountsLedger> Function for AggregatorFunction<C> {
@@ -42,8 +88,11 @@ impl<C: CountsLedger> Function for AggregatorFunction<C> {
             Err(_) => Err(FunctionError::TimedOut),
             Ok(Err(_)) => Err(FunctionError::Panicked),
             Ok(Ok(Err(e))) => Err(FunctionError::Failed(e.to_string())),
-            Ok(Ok(Ok(report))) => serde_json::to_string(&report.response())
-                .map_err(|e| FunctionError::Failed(e.to_string())),
+            Ok(Ok(Ok(report))) => {
+                self.totals.add(&report);
+                serde_json::to_string(&report.response())
+                    .map_err(|e| FunctionError::Failed(e.to_string()))
+            }
         }
     }
 }

@@ -61,6 +61,9 @@ pub struct Stats {
     pub function_errors: AtomicU64,
     pub bisects: AtomicU64,
     pub given_up: AtomicU64,
+    /// Rounds in which every shard that may run read nothing new: the mapping is caught up.
+    /// A test that sees it grow knows every record written before was delivered and answered.
+    pub idle_rounds: AtomicU64,
     pub log: Mutex<Vec<Invocation>>,
 }
 
@@ -73,8 +76,20 @@ impl Stats {
             ("function_errors", get(&self.function_errors)),
             ("bisects", get(&self.bisects)),
             ("given_up", get(&self.given_up)),
+            ("idle_rounds", get(&self.idle_rounds)),
         ])
     }
+}
+
+/// What one step of a shard came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Records were read (and delivered, filtered out or given up).
+    Moved,
+    /// The shard had nothing new.
+    Empty,
+    /// Reading the shard failed: whether anything is pending is unknown.
+    ReadFailed,
 }
 
 struct ShardRun {
@@ -178,6 +193,7 @@ impl<S: StreamSource, F: Function, D: Destination> Mapping<'_, S, F, D> {
     }
 
     /// One step of every shard that may run now, concurrently; whether any delivered records.
+    /// A round in which every such shard read nothing counts as idle.
     async fn round(&self, shards: &mut [ShardRun]) -> bool {
         let done: Vec<String> = shards
             .iter()
@@ -194,14 +210,15 @@ impl<S: StreamSource, F: Function, D: Destination> Mapping<'_, S, F, D> {
                     .is_none_or(|p| done.contains(p) || !known.contains(p))
         };
         let steps = shards.iter_mut().filter(|s| ready(s)).map(|s| self.step(s));
-        futures::future::join_all(steps)
-            .await
-            .into_iter()
-            .any(|busy| busy)
+        let steps = futures::future::join_all(steps).await;
+        if steps.iter().all(|s| *s == Step::Empty) {
+            self.stats.idle_rounds.fetch_add(1, Ordering::Relaxed);
+        }
+        steps.contains(&Step::Moved)
     }
 
-    /// Reads one batch of the shard and delivers it. Whether records were delivered.
-    async fn step(&self, shard: &mut ShardRun) -> bool {
+    /// Reads one batch of the shard and delivers it.
+    async fn step(&self, shard: &mut ShardRun) -> Step {
         let read = match self
             .source
             .read(&shard.id, &shard.position, shard.limit)
@@ -210,12 +227,12 @@ impl<S: StreamSource, F: Function, D: Destination> Mapping<'_, S, F, D> {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(shard = %shard.id, error = %e, "reading the shard failed; retrying");
-                return false;
+                return Step::ReadFailed;
             }
         };
         let Some(last_read) = read.records.last().map(|r| r.seq.clone()) else {
             shard.finished = read.end;
-            return false;
+            return Step::Empty;
         };
         // The mapping's filter drops the rest before invocation.
         let mut batch: Vec<Record> = read
@@ -225,7 +242,7 @@ impl<S: StreamSource, F: Function, D: Destination> Mapping<'_, S, F, D> {
             .collect();
         if batch.is_empty() {
             self.done_through(shard, &last_read);
-            return true;
+            return Step::Moved;
         }
         let now = chrono::Utc::now().timestamp_millis() as f64 / 1000.0;
         let max_age = self.config.max_record_age.as_secs_f64();
@@ -236,10 +253,10 @@ impl<S: StreamSource, F: Function, D: Destination> Mapping<'_, S, F, D> {
         if old > 0 {
             let expired: Vec<Record> = batch.drain(..old).collect();
             self.give_up(shard, &expired, "RecordAgeExceeded").await;
-            return true;
+            return Step::Moved;
         }
         self.invoke(shard, batch, &last_read).await;
-        true
+        Step::Moved
     }
 
     async fn invoke(&self, shard: &mut ShardRun, batch: Vec<Record>, last_read: &str) {

@@ -344,18 +344,15 @@ async fn a_panic_or_a_timeout_is_a_function_error_not_the_end_of_the_stack() {
     )
     .to_json()])
     .to_string();
-    let panics = AggregatorFunction {
-        aggregator: count_aggregator::Aggregator::new(Broken { panics: true }),
-    };
+    let panics =
+        AggregatorFunction::new(count_aggregator::Aggregator::new(Broken { panics: true }));
     assert_eq!(
         panics
             .invoke(payload.clone(), Duration::from_secs(30))
             .await,
         Err(FunctionError::Panicked)
     );
-    let slow = AggregatorFunction {
-        aggregator: count_aggregator::Aggregator::new(Broken { panics: false }),
-    };
+    let slow = AggregatorFunction::new(count_aggregator::Aggregator::new(Broken { panics: false }));
     let started = tokio::time::Instant::now();
     assert_eq!(
         slow.invoke(payload, Duration::from_secs(30)).await,

@@ -3,22 +3,27 @@
 //! twice, fails the function after it ran (bisect, retry) and fails Counts writes; the emulator
 //! is stopped and started once (behind a loopback proxy that refuses and cuts its connections,
 //! so that its in-memory data survives); the stack itself is restarted once mid-run (its mapping
-//! resumes from its checkpoint file). When quiet, every post's count must equal the like items
-//! in the table, and every user's like state the last request of theirs that was acknowledged.
+//! resumes from its checkpoint file). Once the mapping has drained (whole idle rounds of every
+//! shard) every bucket's count on its Counts item must equal the like items in that bucket, over
+//! three polls in a row; every user's like state must be the last request of theirs that was
+//! acknowledged; each kind of injected fault must have happened, and the aggregator must have
+//! reported no anomaly, no mark ahead and no batch given up.
 //!
 //! Clients retry a request until it is acknowledged (a 503 or a refused connection is retried);
 //! one in twenty is named with an `Idempotency-Key`, retried with the same key.
 //!
 //! Size: `LIKES_CHAOS_REQUESTS` (default 2,400, the CI size; `make chaos` runs 20,000).
 
+#[path = "../common/mod.rs"]
 mod common;
+mod diagnose;
+mod oracle;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use common::{http, request, token, Emulator, Options, Stack};
 use likes_sim::rng::SplitMix;
 use serde_json::Value;
@@ -44,131 +49,49 @@ fn zipf_post(rng: &mut SplitMix) -> usize {
     POSTS - 1
 }
 
-/// Like items of `post` in the table: a consistent `Select=COUNT` over its 16 buckets,
-/// control items (`~…` sort keys) excluded.
-async fn table_count(client: &aws_sdk_dynamodb::Client, table: &str, post: &str) -> i64 {
-    let mut n = 0;
-    for b in 0..16 {
-        let mut start = None;
-        loop {
-            let out = client
-                .query()
-                .table_name(table)
-                .key_condition_expression("post_bucket = :pb AND user_id < :tilde")
-                .expression_attribute_values(":pb", AttributeValue::S(format!("{post}#{b}")))
-                .expression_attribute_values(":tilde", AttributeValue::S("~".into()))
-                .select(Select::Count)
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .expect("count query");
-            n += i64::from(out.count);
-            match out.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => break,
-            }
-        }
-    }
-    n
-}
-
+/// Adds a stack's counters (`GET /_local/stats`) by section and kind.
 fn add_stats(into: &mut BTreeMap<String, u64>, stats: &Value) {
-    for section in ["mapping", "injected"] {
+    for section in ["mapping", "injected", "aggregator"] {
         for (k, v) in stats[section].as_object().into_iter().flatten() {
             *into.entry(format!("{section}.{k}")).or_default() += v.as_u64().unwrap_or(0);
         }
     }
 }
 
-/// For a post whose count is off: its stream records and its Counts item.
-async fn diagnose(endpoint: &str, mismatches: &[String]) {
-    let conf = likes_aws::sdk::emulator(endpoint).await;
-    let dynamo = aws_sdk_dynamodb::Client::new(&conf);
-    let streams = aws_sdk_dynamodbstreams::Client::new(&conf);
-    let arn = dynamo
-        .describe_table()
-        .table_name("likes")
-        .send()
-        .await
-        .ok()
-        .and_then(|t| t.table)
-        .and_then(|t| t.latest_stream_arn)
-        .unwrap_or_default();
-    let desc = streams
-        .describe_stream()
-        .stream_arn(&arn)
-        .send()
-        .await
-        .ok()
-        .and_then(|d| d.stream_description);
-    for m in mismatches.iter().filter(|m| m.starts_with("post ")).take(3) {
-        let post = m
-            .split_whitespace()
-            .nth(1)
-            .unwrap_or("")
-            .trim_end_matches(':')
-            .to_owned();
-        let item = dynamo
-            .get_item()
-            .table_name("counts")
-            .key("post_id", AttributeValue::S(post.clone()))
-            .consistent_read(true)
-            .send()
-            .await
-            .ok()
-            .and_then(|o| o.item);
-        eprintln!("counts item of {post}: {item:?}");
-        for shard in desc.iter().flat_map(|d| d.shards()) {
-            let Some(id) = shard.shard_id() else { continue };
-            let it = streams
-                .get_shard_iterator()
-                .stream_arn(&arn)
-                .shard_id(id)
-                .shard_iterator_type(aws_sdk_dynamodbstreams::types::ShardIteratorType::TrimHorizon)
-                .send()
-                .await
-                .ok()
-                .and_then(|o| o.shard_iterator);
-            let mut it = it;
-            while let Some(i) = it.take() {
-                let Ok(out) = streams
-                    .get_records()
-                    .shard_iterator(i)
-                    .limit(1000)
-                    .send()
-                    .await
-                else {
-                    break;
-                };
-                for r in out.records() {
-                    let d = r.dynamodb.as_ref();
-                    let keys = d.and_then(|d| d.keys.as_ref());
-                    let pb = keys
-                        .and_then(|k| k.get("post_bucket"))
-                        .and_then(|v| v.as_s().ok())
-                        .cloned()
-                        .unwrap_or_default();
-                    if pb.starts_with(&format!("{post}#")) {
-                        let user = keys
-                            .and_then(|k| k.get("user_id"))
-                            .and_then(|v| v.as_s().ok())
-                            .cloned()
-                            .unwrap_or_default();
-                        eprintln!(
-                            "  {id} {:?} {pb} {user} {:?}",
-                            r.event_name,
-                            d.and_then(|d| d.sequence_number.clone())
-                        );
-                    }
-                }
-                if out.records().is_empty() {
-                    break;
-                }
-                it = out.next_shard_iterator;
-            }
+/// The mapping's idle rounds so far (every shard read, nothing new), if the stack answers.
+fn idle_rounds(stack: &Stack) -> Option<u64> {
+    stack.stats()["mapping"]["idle_rounds"].as_u64()
+}
+
+/// Polls until every bucket matches its like items in three polls in a row, each after at
+/// least two more idle rounds of the mapping (so after every record written so far was
+/// delivered and answered), or the deadline passes; the last poll's mismatches.
+fn settled_mismatches(
+    rt: &tokio::runtime::Runtime,
+    stack: &Stack,
+    emulator: &Emulator,
+    posts: &[String],
+) -> Vec<String> {
+    let client = rt.block_on(likes_aws::sdk::emulator_dynamo(&emulator.endpoint));
+    let counts = likes_aws::DynamoCounts::new(client.clone(), "counts");
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let (mut seen, mut stable) = (idle_rounds(stack), 0);
+    let mut mismatches = vec!["not compared yet".to_owned()];
+    while stable < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(250));
+        let now = idle_rounds(stack);
+        let drained = matches!((seen, now), (Some(a), Some(b)) if b >= a + 2);
+        if seen.is_none() {
+            seen = now;
         }
+        if !drained {
+            continue;
+        }
+        seen = now;
+        mismatches = rt.block_on(oracle::mismatches(&client, &counts, posts));
+        stable = if mismatches.is_empty() { stable + 1 } else { 0 };
     }
+    mismatches
 }
 
 #[test]
@@ -245,10 +168,16 @@ fn counts_and_likes_survive_chaos() {
 
     // The emulator stopped for a while, once; the stack restarted, once.
     let mut faults: BTreeMap<String, u64> = BTreeMap::new();
+    // Clients that stop early (a failed assertion) must fail the run, not hang it.
+    let run_deadline = Instant::now() + Duration::from_secs(1200);
     let at = |share: usize| loop {
         if sent.load(Ordering::SeqCst) >= total * share / 100 {
             break;
         }
+        assert!(
+            Instant::now() < run_deadline,
+            "the clients never reached {share} % of the requests"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     at(30);
@@ -266,47 +195,21 @@ fn counts_and_likes_survive_chaos() {
     stack = Some(Stack::start_on(port, &opts));
     *faults.entry("stack restarted".into()).or_default() += 1;
 
+    let mut requests = 0;
     for client in clients {
         for (u, p, like) in client.join().expect("a client") {
+            requests += 1;
             last.insert((u, p), like);
         }
     }
     let stack = stack.expect("the stack");
-    let requests = sent.load(Ordering::SeqCst).min(total);
     let client_retries = retried.load(Ordering::Relaxed);
 
-    // Quiet: wait (with a deadline) for the counts to catch up with the table.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap();
-    let client = rt.block_on(likes_aws::sdk::emulator_dynamo(&emulator.endpoint));
-    let reader = &tokens[0];
-    let quiet_deadline = Instant::now() + Duration::from_secs(120);
-    let mut mismatches;
-    loop {
-        mismatches = Vec::new();
-        for post in &posts {
-            let want = rt.block_on(table_count(&client, "likes", post));
-            let (_, b) = http(
-                port,
-                "GET",
-                &format!("/posts/{post}/likes/count"),
-                Some(reader),
-            )
-            .unwrap();
-            if b["like_count"].as_i64() != Some(want) {
-                mismatches.push(format!(
-                    "post {post}: count {} but {want} like items",
-                    b["like_count"]
-                ));
-            }
-        }
-        if mismatches.is_empty() || Instant::now() > quiet_deadline {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
+        .expect("a runtime");
+    let mut mismatches = settled_mismatches(&rt, &stack, &emulator, &posts);
     for ((u, p), like) in &last {
         let (_, b) = http(
             port,
@@ -326,9 +229,8 @@ fn counts_and_likes_survive_chaos() {
     *faults
         .entry("client retries (503, refused)".into())
         .or_default() += client_retries as u64;
-    let injected: u64 = faults.values().sum();
     println!(
-        "chaos: {requests} requests in {:.0} s; faults {injected} ({faults:?}); posts checked {}, (user, post) states checked {}; mismatches {}",
+        "chaos: {requests} requests in {:.0} s; faults and counters {faults:?}; posts checked {} (every bucket), (user, post) states checked {}; mismatches {}",
         started.elapsed().as_secs_f64(),
         posts.len(),
         last.len(),
@@ -346,12 +248,36 @@ fn counts_and_likes_survive_chaos() {
         {
             eprintln!("stack: {line}");
         }
-        rt.block_on(diagnose(&emulator.endpoint, &mismatches));
+        rt.block_on(diagnose::diagnose(&emulator.endpoint, &mismatches));
     }
-    assert!(requests >= total);
-    assert!(
-        injected >= 200 || total < 2_000,
-        "too few faults ({injected}) to mean anything"
-    );
+    assert_eq!(requests, total, "every request acknowledged once");
     assert!(mismatches.is_empty(), "{} mismatches", mismatches.len());
+    // Each kind of fault happened (at the CI size and above; a tiny run may miss one)...
+    let kind = |k: &str| faults.get(k).copied().unwrap_or(0);
+    if total >= 2_000 {
+        for k in [
+            "injected.duplicate_deliveries",
+            "injected.function_errors",
+            "injected.write_failures",
+            "mapping.bisects",
+            "client retries (503, refused)",
+        ] {
+            assert!(
+                kind(k) > 0,
+                "no {k} were injected: the run proved nothing about them"
+            );
+        }
+    }
+    // ...and none of them made the aggregator drift or give records up.
+    for k in [
+        "aggregator.anomalies",
+        "aggregator.marks_ahead",
+        "mapping.given_up",
+    ] {
+        assert_eq!(kind(k), 0, "{k}: {faults:?}");
+    }
+    assert!(
+        kind("aggregator.records") > 0,
+        "the aggregator reported no records: {faults:?}"
+    );
 }

@@ -1,0 +1,146 @@
+//! Trait fakes of the stores and the erase queue: this property is about the request path's own
+//! logic. Each fails, when told, the way the real adapters fail, so that every status the API
+//! can answer is reachable.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use likes_api::App;
+use likes_core::erase_job::{EraseJob, EraseQueue, Submitted};
+use likes_core::{
+    CountsRead, LikerPos, LikesStore, Page, PostBucket, PostId, StoreError, UserId, UserLikePos,
+    WriteToken,
+};
+
+/// How the stores fail in one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fail {
+    Unavailable,
+    OutcomeUnknown,
+    Full,
+    KeyReused,
+    Internal,
+}
+
+impl Fail {
+    fn error(self) -> StoreError {
+        match self {
+            Fail::Unavailable => StoreError::Unavailable("throttled".into()),
+            Fail::OutcomeUnknown => StoreError::OutcomeUnknown("cut".into()),
+            Fail::Full => StoreError::CollectionFull("10 GB".into()),
+            Fail::KeyReused => StoreError::KeyReused,
+            Fail::Internal => StoreError::Internal("denied".into()),
+        }
+    }
+
+    /// What a read sees of the same failure (a read has no effect to be unsure about, and
+    /// only writes can fill a bucket or reuse a key).
+    fn read_error(self) -> StoreError {
+        match self {
+            Fail::Internal => self.error(),
+            _ => StoreError::Unavailable("throttled".into()),
+        }
+    }
+}
+
+const AT: &str = "2026-11-30T20:53:11.123Z";
+
+pub struct FakeLikes(pub Option<Fail>);
+
+impl FakeLikes {
+    fn write(&self, changed: bool) -> Result<bool, StoreError> {
+        self.0.map_or(Ok(changed), |f| Err(f.error()))
+    }
+
+    fn read<T>(&self, ok: T) -> Result<T, StoreError> {
+        self.0.map_or(Ok(ok), |f| Err(f.read_error()))
+    }
+}
+
+impl LikesStore for FakeLikes {
+    async fn like(
+        &self,
+        _: &PostId,
+        _: &UserId,
+        _: &str,
+        _: &WriteToken,
+    ) -> Result<bool, StoreError> {
+        self.write(true)
+    }
+    async fn unlike(&self, _: &PostId, _: &UserId, _: &WriteToken) -> Result<bool, StoreError> {
+        self.write(false)
+    }
+    async fn liked_at(&self, _: &PostId, _: &UserId) -> Result<Option<String>, StoreError> {
+        self.read(Some(AT.into()))
+    }
+    async fn likes_of_user(
+        &self,
+        user: &UserId,
+        limit: usize,
+        _: Option<UserLikePos>,
+    ) -> Result<Page<UserLikePos>, StoreError> {
+        let post = PostId::new_random();
+        let item = UserLikePos {
+            liked_at: AT.into(),
+            post_bucket: PostBucket::for_like(&post, user),
+        };
+        self.read(Page {
+            items: vec![item; limit.min(3)],
+            more: true,
+        })
+    }
+    async fn likers_of_post(
+        &self,
+        _: &PostId,
+        limit: usize,
+        _: Option<LikerPos>,
+    ) -> Result<Page<LikerPos>, StoreError> {
+        let item = LikerPos {
+            liked_at: AT.into(),
+            user_id: UserId::new_random(),
+        };
+        self.read(Page {
+            items: vec![item; limit.min(3)],
+            more: false,
+        })
+    }
+    async fn liked_among(
+        &self,
+        _: &UserId,
+        posts: &[PostId],
+    ) -> Result<HashSet<PostId>, StoreError> {
+        self.read(posts.iter().step_by(2).cloned().collect())
+    }
+}
+
+/// Counts that drifted below zero: the API must never show one.
+pub struct FakeCounts(pub Option<Fail>);
+
+impl CountsRead for FakeCounts {
+    async fn post_count(&self, _: &PostId) -> Result<i64, StoreError> {
+        self.0.map_or(Ok(-2), |f| Err(f.read_error()))
+    }
+    async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
+        let counts = posts.iter().map(|p| (p.clone(), -2)).collect();
+        self.0.map_or(Ok(counts), |f| Err(f.read_error()))
+    }
+}
+
+struct FakeQueue(Option<Fail>);
+
+impl EraseQueue for FakeQueue {
+    fn submit<'a>(&'a self, _: &'a EraseJob) -> Submitted<'a> {
+        let answer = self.0.map_or(Ok(()), |f| Err(f.error()));
+        Box::pin(async move { answer })
+    }
+}
+
+/// The API over the fakes, all failing as `fail` says; an erase queue only if `queue`.
+pub fn app(fail: Option<Fail>, queue: bool) -> App<FakeLikes, FakeCounts> {
+    let app = App::new(FakeLikes(fail), FakeCounts(fail));
+    if queue {
+        app.with_erase_queue(Arc::new(FakeQueue(fail)))
+    } else {
+        app
+    }
+}

@@ -1,0 +1,127 @@
+//! A person's erase deletes only likes made up to their request, even when the by-user index
+//! lags the table: the index can still list a like that was unliked and made again after the
+//! request, and the conditional delete, checked on the item itself, must keep it.
+//!
+//! The lag is staged by a wrapper that lists one extra, stale bucket (as a lagging index entry
+//! would) in front of the real store: moto's index is never behind, so the real index cannot
+//! show it. The deletes themselves are the store's own, on DynamoDB and in memory.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use likes_core::erase::{erase_user, EraseStore, Sweep};
+use likes_core::store::memory::MemoryLikes;
+use likes_core::{LikesStore, PostBucket, PostId, StoreError, UserId, WriteToken};
+use likes_harness::Tables;
+
+const BEFORE: &str = "2026-12-01T10:00:00.000Z";
+const REQUEST: &str = "2026-12-01T10:30:00.000Z";
+const AFTER: &str = "2026-12-01T11:00:00.000Z";
+
+/// The real store, with an index that still shows `stale` once (the like's old entry).
+struct LaggingIndex<'a, S> {
+    store: &'a S,
+    stale: PostBucket,
+    shown: AtomicBool,
+}
+
+impl<S: EraseStore> EraseStore for LaggingIndex<'_, S> {
+    type Resume = S::Resume;
+
+    async fn user_likes(
+        &self,
+        user: &UserId,
+        up_to: Option<&str>,
+        from: Option<Self::Resume>,
+    ) -> Result<(Vec<PostBucket>, Option<Self::Resume>), StoreError> {
+        let (mut buckets, next) = self.store.user_likes(user, up_to, from).await?;
+        if !self.shown.swap(true, Ordering::SeqCst) {
+            buckets.push(self.stale.clone());
+        }
+        Ok((buckets, next))
+    }
+
+    async fn delete_like_made_by(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        t: &str,
+    ) -> Result<bool, StoreError> {
+        self.store.delete_like_made_by(bucket, user, t).await
+    }
+
+    async fn delete_likes(
+        &self,
+        user: &UserId,
+        buckets: Vec<PostBucket>,
+    ) -> Result<(), StoreError> {
+        self.store.delete_likes(user, buckets).await
+    }
+
+    async fn bucket_page(&self, bucket: &PostBucket) -> Result<Vec<String>, StoreError> {
+        self.store.bucket_page(bucket).await
+    }
+
+    async fn delete_items(&self, bucket: &PostBucket, keys: Vec<String>) -> Result<(), StoreError> {
+        self.store.delete_items(bucket, keys).await
+    }
+}
+
+fn ids() -> (UserId, PostId, PostId) {
+    let user = UserId::parse("erase-lag-user").expect("id");
+    (
+        user,
+        PostId::parse("made-before").expect("id"),
+        PostId::parse("made-again-after").expect("id"),
+    )
+}
+
+/// Erases `user`'s likes up to the request through a lagging index; how many it deleted.
+async fn erase_through_lag<S: EraseStore>(store: &S, user: &UserId, again: &PostId) -> usize {
+    let lagging = LaggingIndex {
+        store,
+        stale: PostBucket::for_like(again, user),
+        shown: AtomicBool::new(false),
+    };
+    let sweep = Sweep {
+        progress: &|_| {},
+        empty_sweeps: 1,
+        pause: Duration::ZERO,
+        before: Some(REQUEST),
+    };
+    erase_user(&lagging, user, &sweep).await.expect("erased")
+}
+
+#[tokio::test]
+async fn an_erase_keeps_a_like_made_again_after_its_request_on_dynamodb() {
+    let t = Tables::new().await;
+    let (user, before, again) = ids();
+    t.put_like(&before, &user, BEFORE).await;
+    t.put_like(&again, &user, AFTER).await;
+
+    assert_eq!(erase_through_lag(&t.likes(), &user, &again).await, 1);
+    let left = t.like_pairs().await;
+    assert_eq!(
+        left,
+        vec![(again.to_string(), user.to_string())],
+        "only the like made after the request may be left"
+    );
+}
+
+#[tokio::test]
+async fn an_erase_keeps_a_like_made_again_after_its_request_in_memory() {
+    let store = MemoryLikes::default();
+    let (user, before, again) = ids();
+    let token = WriteToken::random();
+    for (post, at) in [(&before, BEFORE), (&again, AFTER)] {
+        assert!(store.like(post, &user, at, &token).await.expect("liked"));
+    }
+
+    assert_eq!(erase_through_lag(&store, &user, &again).await, 1);
+    let left: Vec<(String, String)> = store
+        .pairs()
+        .into_iter()
+        .map(|(p, u)| (p.to_string(), u.to_string()))
+        .collect();
+    assert_eq!(left, vec![(again.to_string(), user.to_string())]);
+}
