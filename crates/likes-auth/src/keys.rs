@@ -84,32 +84,22 @@ impl KeyCache {
                 }
                 Need::Stale(l)
             }
-            Some(l) if self.source.is_none() => return Ok(l.set),
             _ => Need::Missing,
         };
         let Some(source) = self.source.as_deref() else {
             return Err(AuthError::UnknownKey);
         };
         match need {
-            Need::Missing => self.fetch_for(kid, source).await,
+            Need::Missing => self.fetch_for(source).await,
             Need::Stale(old) => Ok(self.refresh_stale(old, source).await),
         }
     }
 
     /// No set yet, or no `kid` in it: fetch if one is due, waiting for a fetch in flight.
-    async fn fetch_for(
-        &self,
-        kid: &str,
-        source: &dyn JwksSource,
-    ) -> Result<Arc<KeySet>, AuthError> {
+    async fn fetch_for(&self, source: &dyn JwksSource) -> Result<Arc<KeySet>, AuthError> {
         let mut last = self.attempts.lock().await;
-        // The fetch we waited for (if any) may have brought the key.
+        // Read after the lock: the fetch we may have waited for is in it.
         let loaded = self.loaded.read().await.clone();
-        if let Some(l) = &loaded {
-            if l.set.contains(kid) {
-                return Ok(l.set.clone());
-            }
-        }
         if let Some(a) = last.as_ref() {
             let interval = if loaded.is_some() {
                 MIN_REFRESH_INTERVAL
@@ -118,8 +108,9 @@ impl KeyCache {
             };
             if a.at.elapsed() < interval {
                 return match (&loaded, &a.failure) {
-                    // Refreshed within the minute and still unknown: the issuer does not
-                    // publish it (or the refresh is rate-limited, which is the point).
+                    // Fetched within the minute (perhaps the fetch we waited for): the set
+                    // has the kid, or the issuer does not publish it, or it is too soon to
+                    // ask again (which is the point).
                     (Some(l), _) => Ok(l.set.clone()),
                     (None, Some(failure)) => Err(AuthError::Unavailable(failure.clone())),
                     // Unreachable: a success leaves a set loaded. Refuse rather than assume.
