@@ -81,6 +81,104 @@ impl Tuning {
     }
 }
 
+/// Which events the events function publishes (`LIKES_PUBLISHED_EVENTS`, the template's
+/// `PublishedEvents`). EventBridge bills per event, so this is a deployment's choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Published {
+    /// `none`: nothing; the function reads and writes nothing either.
+    None,
+    /// `notifications` (the default): notifications, their retractions, and milestones.
+    Notifications,
+    /// `all`: those, and every like and unlike.
+    All,
+}
+
+impl std::str::FromStr for Published {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, ()> {
+        match s {
+            "none" => Ok(Self::None),
+            "notifications" => Ok(Self::Notifications),
+            "all" => Ok(Self::All),
+            _ => Err(()),
+        }
+    }
+}
+
+/// How the events function decides and publishes; the same variables on Lambda and in
+/// `make dev`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventRules {
+    /// `LIKES_PUBLISHED_EVENTS` (default `notifications`).
+    pub published: Published,
+    /// `LIKES_SUPPRESSION_WINDOW_SECS` (default 86400): a (user, post) notifies at most once
+    /// within this long of its notifying like.
+    pub window: Duration,
+    /// `LIKES_EVENTS_COUNT_WAIT_MS` (default 3000): how long a batch waits for the aggregator
+    /// to count its likes before it leaves a post's milestones to its next like.
+    pub count_wait: Duration,
+    /// `LIKES_EVENTS_CONCURRENCY` (default 16): `PutEvents` calls in flight at once.
+    pub concurrency: usize,
+}
+
+impl Default for EventRules {
+    fn default() -> Self {
+        Self {
+            published: Published::Notifications,
+            window: Duration::from_secs(86_400),
+            count_wait: Duration::from_millis(3000),
+            concurrency: 16,
+        }
+    }
+}
+
+impl EventRules {
+    pub fn from_env() -> Result<Self, EnvError> {
+        let d = Self::default();
+        let published = match var("LIKES_PUBLISHED_EVENTS") {
+            None => d.published,
+            Some(value) => value.parse().map_err(|_| EnvError::Invalid {
+                name: "LIKES_PUBLISHED_EVENTS",
+                value,
+                what: "none, notifications or all",
+            })?,
+        };
+        Ok(Self {
+            published,
+            window: number("LIKES_SUPPRESSION_WINDOW_SECS")?
+                .map(|s| Duration::from_secs(s.max(1)))
+                .unwrap_or(d.window),
+            count_wait: number("LIKES_EVENTS_COUNT_WAIT_MS")?
+                .map(Duration::from_millis)
+                .unwrap_or(d.count_wait),
+            concurrency: number("LIKES_EVENTS_CONCURRENCY")?
+                .map(|n| n.max(1) as usize)
+                .unwrap_or(d.concurrency),
+        })
+    }
+}
+
+/// What the events function reads besides [`FunctionEnv`].
+#[derive(Debug, Clone)]
+pub struct EventsEnv {
+    /// `EVENT_BUS_NAME`: the bus it publishes to (the template's `LikeEventBus`).
+    pub bus_name: String,
+    /// `EVENT_STATE_TABLE_NAME`: its suppression and milestone state.
+    pub state_table: String,
+    pub rules: EventRules,
+}
+
+impl EventsEnv {
+    pub fn from_env() -> Result<Self, EnvError> {
+        Ok(Self {
+            bus_name: var("EVENT_BUS_NAME").ok_or(EnvError::Missing("EVENT_BUS_NAME"))?,
+            state_table: var("EVENT_STATE_TABLE_NAME")
+                .ok_or(EnvError::Missing("EVENT_STATE_TABLE_NAME"))?,
+            rules: EventRules::from_env()?,
+        })
+    }
+}
+
 /// What a deployed function reads from its environment.
 #[derive(Debug, Clone)]
 pub struct FunctionEnv {

@@ -3,9 +3,10 @@
 //!
 //! Layout:
 //! - [`dynamo`]: the DynamoDB stores — one module per table, holding every expression on it
-//!   ([`dynamo::likes`], [`dynamo::counts`]) — the tables' schema, the batch and paging calls,
+//!   ([`dynamo::likes`], [`dynamo::counts`], the events function's [`dynamo::suppression`] and
+//!   [`dynamo::milestones`]) — the tables' schema, the batch and paging calls,
 //!   and the sorting of SDK failures;
-//! - [`sqs_erase_queue`]: the erase queue;
+//! - [`sqs_erase_queue`]: the erase queue; [`eventbridge`]: the like events' bus;
 //! - [`sdk`]: the SDK configuration and clients (AWS, or an emulator's endpoint);
 //! - [`env`]: every setting a function reads from its environment;
 //! - [`lambda`]: start-up and the invocation's deadline; [`logs`]: the JSON log lines;
@@ -13,10 +14,11 @@
 
 pub mod dynamo;
 pub mod env;
+pub mod eventbridge;
 pub mod lambda;
 pub mod logs;
 pub mod sdk;
 pub mod sqs_erase_queue;
 pub mod xray;
 
-pub use dynamo::{DynamoCounts, DynamoLikes};
+pub use dynamo::{DynamoCounts, DynamoLikes, DynamoMilestones, DynamoSuppression};

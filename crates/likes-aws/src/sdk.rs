@@ -58,6 +58,15 @@ pub fn sqs(sdk: &aws_config::SdkConfig, xray: bool) -> aws_sdk_sqs::Client {
     aws_sdk_sqs::Client::from_conf(conf.build())
 }
 
+/// A function's EventBridge client: with X-Ray subsegments per call when `xray` is on.
+pub fn eventbridge(sdk: &aws_config::SdkConfig, xray: bool) -> aws_sdk_eventbridge::Client {
+    let mut conf = aws_sdk_eventbridge::config::Builder::from(sdk);
+    if let Some(calls) = xray.then(XrayCalls::from_env).flatten() {
+        conf = conf.interceptor(calls);
+    }
+    aws_sdk_eventbridge::Client::from_conf(conf.build())
+}
+
 /// A DynamoDB client for an emulator at `endpoint` (see [`emulator`]).
 pub async fn emulator_dynamo(endpoint: &str) -> aws_sdk_dynamodb::Client {
     aws_sdk_dynamodb::Client::new(&emulator(endpoint).await)

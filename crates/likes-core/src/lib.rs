@@ -7,6 +7,7 @@
 //! - [`ids`]: the id grammar (`PostId`, `UserId`);
 //! - [`bucket`]: the bucket hash (a persistent format) and the Likes partition key;
 //! - [`seq`]: stream sequence numbers, compared as numbers, and their stored form;
+//! - [`stream_event`]: a Likes stream batch as Lambda delivers it, as its readers decode it;
 //! - [`time`]: the `liked_at` format;
 //! - [`write_token`]: what identifies one like or unlike request (`Idempotency-Key`);
 //! - [`control`]: the keys of control items (request markers, recount fences, windows, leases);
@@ -21,6 +22,7 @@ pub mod erase_job;
 pub mod ids;
 pub mod seq;
 pub mod store;
+pub mod stream_event;
 pub mod time;
 pub mod write_token;
 

@@ -1,6 +1,7 @@
 //! The DynamoDB stores. One module per table holds every expression on that table:
 //! [`likes`] (likes, and the control items in their partitions) and [`counts`] (one item per
-//! post, and recount leases). [`schema`] names the tables' attributes and creates them for
+//! post, and recount leases); the events function's [`suppression`] and [`milestones`] items
+//! (one table). [`schema`] names the tables' attributes and creates them for
 //! tests and the local stack; [`calls`] carries batch calls and Query pages to their end;
 //! [`classify`] sorts SDK failures.
 
@@ -8,12 +9,16 @@ pub mod calls;
 pub mod classify;
 pub mod counts;
 pub mod likes;
+pub mod milestones;
 pub mod schema;
+pub mod suppression;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
 pub use counts::DynamoCounts;
 pub use likes::DynamoLikes;
+pub use milestones::DynamoMilestones;
+pub use suppression::DynamoSuppression;
 
 fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())

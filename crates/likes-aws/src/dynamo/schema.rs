@@ -1,4 +1,4 @@
-//! The two tables, as data.
+//! The tables, as data.
 //!
 //! `template.yaml` deploys these tables; the local stack and the integration tests create them
 //! from the definitions below. `tests::template_matches_schema` fails when the two drift apart,
@@ -78,6 +78,42 @@ pub mod counts {
     pub const LEASE_TERM: &str = "lt";
 }
 
+/// The events function's state (`dynamo::suppression`, `dynamo::milestones`): one item per
+/// (user, post) that notified within its window, and one per post that reached a milestone.
+pub mod event_state {
+    use likes_core::{PostId, UserId};
+
+    pub const PK: &str = "pk";
+    /// When a suppression item expires: the table's TTL attribute. Milestone items have none:
+    /// a milestone is announced once for good.
+    pub const EXPIRES_AT: &str = "expires_at";
+    /// A suppression item: the current window's notifying like (its sequence number), when it
+    /// was created (epoch seconds), the unlike that retracted it; the same of the window before.
+    pub const NOTIFIED: &str = "n";
+    pub const NOTIFIED_AT: &str = "nt";
+    pub const RETRACTED: &str = "r";
+    pub const PREV_NOTIFIED: &str = "pn";
+    pub const PREV_AT: &str = "pt";
+    pub const PREV_RETRACTED: &str = "pr";
+    /// A milestone item: the highest milestone announced, the highest before the last
+    /// announcement, and the record (bucket, sequence number) it was announced for.
+    pub const ANNOUNCED: &str = "m";
+    pub const BEFORE: &str = "mf";
+    pub const BY_BUCKET: &str = "mb";
+    pub const BY_SEQ: &str = "ms";
+
+    /// The key of a (user, post)'s suppression item. `#` is outside the id grammar, so the key
+    /// reads back unambiguously.
+    pub fn pair_key(post: &PostId, user: &UserId) -> String {
+        format!("n#{post}#{user}")
+    }
+
+    /// The key of a post's milestone item.
+    pub fn milestone_key(post: &PostId) -> String {
+        format!("m#{post}")
+    }
+}
+
 pub const LIKES: TableDef = TableDef {
     logical_id: "LikesTable",
     attributes: &[
@@ -125,6 +161,19 @@ pub const COUNTS: TableDef = TableDef {
     global_indexes: &[],
     stream_view: None,
     ttl_attribute: None,
+};
+
+pub const EVENT_STATE: TableDef = TableDef {
+    logical_id: "EventStateTable",
+    attributes: &[(event_state::PK, AttrType::S)],
+    key: Key {
+        hash: event_state::PK,
+        range: None,
+    },
+    local_indexes: &[],
+    global_indexes: &[],
+    stream_view: None,
+    ttl_attribute: Some(event_state::EXPIRES_AT),
 };
 
 fn key_schema(key: &Key) -> Result<Vec<KeySchemaElement>, StoreError> {
@@ -335,5 +384,6 @@ mod tests {
     fn template_matches_schema() {
         check(&LIKES);
         check(&COUNTS);
+        check(&EVENT_STATE);
     }
 }

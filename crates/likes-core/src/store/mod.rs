@@ -10,10 +10,12 @@
 //! | [`CountsLedger`] | the aggregator: guarded count updates, fences, windows |
 //! | [`LikesAdmin`], [`CountsAdmin`] | the admin tool: audit, recount, backfill |
 //! | [`crate::erase::EraseStore`] | the erase worker and the admin tool's erases |
+//! | [`events::SuppressionStore`], [`events::MilestoneStore`], [`events::CountsProgress`], [`events::EventBus`] | the events function |
 
 pub mod admin;
 pub mod counts;
 pub mod error;
+pub mod events;
 #[cfg(any(test, feature = "testing"))]
 pub mod memory;
 pub mod page;

@@ -6,6 +6,7 @@
 //! the aggregator's window entries visible to the admin tool's reads of a [`MemoryLikes`].
 
 mod counts;
+mod events;
 mod likes;
 mod likes_admin;
 
@@ -16,6 +17,7 @@ use crate::bucket::PostBucket;
 use crate::store::{StoreError, Window};
 
 pub use counts::MemoryCounts;
+pub use events::{BusFaults, MemoryBus, MemoryMilestones, MemorySuppression};
 pub use likes::MemoryLikes;
 
 fn poisoned() -> StoreError {
