@@ -23,9 +23,13 @@ from samtranslator.yaml_helper import yaml_parse
 
 template = yaml_parse(open("template.yaml").read())
 # `sam build` rewrites CodeUri to an S3 location; the translator insists on one.
+# and a nested application's local template (monitoring.yaml, linted on its own) to an S3 URL.
 for resource in template["Resources"].values():
     if resource["Type"] == "AWS::Serverless::Function":
         resource["Properties"]["CodeUri"] = "s3://bucket/code.zip"
+    if resource["Type"] == "AWS::Serverless::Application":
+        location = resource["Properties"]["Location"]
+        resource["Properties"]["Location"] = f"https://bucket.s3.amazonaws.com/{location}"
 
 class ManagedPolicies:
     def load(self):
@@ -38,26 +42,38 @@ parameters = json.loads(sys.argv[2])
 json.dump(transform(template, parameters, ManagedPolicies()), open(sys.argv[1], "w"), indent=1)
 PY
 }
+# The nested monitoring stack is plain CloudFormation: linted as it is.
+"$venv/bin/cfn-lint" monitoring.yaml
 translate "$plain" '{}'
 translate "$cors" '{"AllowedOrigins": "https://example.com,http://127.0.0.1:3001"}'
 for out in "$plain" "$cors"; do
   "$venv/bin/cfn-lint" "$out"
   # Least privilege: no role may hold a managed policy beyond basic logging and X-Ray's write-only
-  # policy (which SAM attaches whenever `Tracing` comes from a parameter, whatever its value).
+  # policy (which SAM attaches whenever `Tracing` comes from a parameter, whatever its value);
+  # no inline or managed policy statement may name a wildcard action or every resource.
   "$venv/bin/python" - "$out" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))
 allowed = ("/AWSLambdaBasicExecutionRole", "/AWSXrayWriteOnlyAccess")
+def statements(r):
+    if r["Type"] == "AWS::IAM::Role":
+        for p in r["Properties"].get("Policies", []):
+            yield from p["PolicyDocument"]["Statement"]
+    if r["Type"] == "AWS::IAM::ManagedPolicy":
+        yield from r["Properties"]["PolicyDocument"]["Statement"]
+
 for name, r in t["Resources"].items():
     if r["Type"] == "AWS::IAM::Role":
         extra = [a for a in r["Properties"].get("ManagedPolicyArns", []) if not a.endswith(allowed)]
         if extra:
             sys.exit(f"{name} has broad managed policies: {extra}")
-        for p in r["Properties"].get("Policies", []):
-            for st in p["PolicyDocument"]["Statement"]:
-                actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
-                if any(a.endswith(":*") or a == "*" for a in actions):
-                    sys.exit(f"{name} grants a wildcard action: {actions}")
+    for st in statements(r):
+        actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
+        if any(a.endswith(":*") or a == "*" for a in actions):
+            sys.exit(f"{name} grants a wildcard action: {actions}")
+        resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
+        if "*" in resources:
+            sys.exit(f"{name} grants {actions} on every resource (\"*\")")
 PY
 done
 # What API Gateway imports: the CORS configuration and the OPTIONS route both under CorsOn, the
