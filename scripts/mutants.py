@@ -4,8 +4,10 @@ scratch copy of the working tree, its named test is built and run, and the mutan
 caught (the test failed), missed (it passed), stale (its text is no longer in the file) or
 unviable (the mutated code does not build). Exits non-zero unless every mutant is caught.
 
-    scripts/with-moto.sh scripts/mutants.py [NAME ...]   # what `make mutants` runs
+    scripts/with-moto.sh scripts/mutants.py [--head] [NAME ...]   # what `make mutants` runs
     scripts/mutants.py --list
+
+--head copies the last commit instead of the working tree (uncommitted edits left out).
 
 The copy builds in its own target dir (<target>/mutants) so that it never clobbers the
 workspace's artifacts; each test runs first without any mutant and must pass.
@@ -35,12 +37,19 @@ def load():
     return mutants
 
 
-def copy_tree(dest: Path):
-    """The working tree as git sees it (tracked and new files, ignored ones left out)."""
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
-        cwd=ROOT, check=True, capture_output=True,
-    ).stdout.decode().split("\0")
+def copy_tree(dest: Path, head: bool):
+    """The working tree as git sees it (tracked and new files, ignored ones left out), or the
+    last commit."""
+    if head:
+        archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+        files = []
+    else:
+        files = subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+            cwd=ROOT, check=True, capture_output=True,
+        ).stdout.decode().split("\0")
     for rel in filter(None, files):
         src = ROOT / rel
         if src.is_file():
@@ -68,6 +77,8 @@ def run(argv, cwd, env, log):
 
 def main():
     args = sys.argv[1:]
+    head = "--head" in args
+    args = [a for a in args if a != "--head"]
     mutants = load()
     if args == ["--list"]:
         for m in mutants:
@@ -88,7 +99,7 @@ def main():
     log = scratch.with_suffix(".log")
     print(f"mutants: scratch copy {scratch}, target {target}, log {log}", flush=True)
     try:
-        copy_tree(scratch)
+        copy_tree(scratch, head)
         for test in sorted({m["test"] for m in mutants}):
             print(f"baseline: {test}", flush=True)
             code = run(shlex.split(test), scratch, env, log)
