@@ -15,13 +15,30 @@ use likes_core::PostId;
 
 /// Longest TTL accepted: counts must not look stuck.
 pub const MAX_TTL: Duration = Duration::from_secs(1);
-/// Posts remembered at most; past that, expired entries go, and if none had, all go.
+/// Posts remembered at most. Past that, expired entries go, then the least recently used
+/// eighth: a flood of requests for fresh posts (one caller's summaries of made-up ids) cannot
+/// push out the hot posts that feeds keep reading.
 const CAPACITY: usize = 10_000;
+const EVICT: usize = CAPACITY / 8;
+
+#[derive(Debug)]
+struct Entry {
+    stored: Instant,
+    count: i64,
+    /// When it was last read or written, in the cache's own ticks.
+    used: u64,
+}
+
+#[derive(Debug, Default)]
+struct Entries {
+    map: HashMap<PostId, Entry>,
+    tick: u64,
+}
 
 #[derive(Debug, Default)]
 pub struct CountCache {
     ttl: Duration,
-    entries: Mutex<HashMap<PostId, (Instant, i64)>>,
+    entries: Mutex<Entries>,
 }
 
 impl CountCache {
@@ -40,9 +57,12 @@ impl CountCache {
         if self.ttl.is_zero() {
             return None;
         }
-        let entries = self.entries.lock().ok()?;
-        let (at, n) = entries.get(post)?;
-        (at.elapsed() < self.ttl).then_some(*n)
+        let mut entries = self.entries.lock().ok()?;
+        entries.tick += 1;
+        let tick = entries.tick;
+        let entry = entries.map.get_mut(post)?;
+        entry.used = tick;
+        (entry.stored.elapsed() < self.ttl).then_some(entry.count)
     }
 
     pub fn put(&self, post: &PostId, count: i64) {
@@ -52,15 +72,31 @@ impl CountCache {
         let Ok(mut entries) = self.entries.lock() else {
             return;
         };
-        if entries.len() >= CAPACITY && !entries.contains_key(post) {
+        if entries.map.len() >= CAPACITY && !entries.map.contains_key(post) {
             let ttl = self.ttl;
-            entries.retain(|_, (at, _)| at.elapsed() < ttl);
-            if entries.len() >= CAPACITY {
-                entries.clear();
+            entries.map.retain(|_, e| e.stored.elapsed() < ttl);
+            if entries.map.len() >= CAPACITY {
+                evict_least_used(&mut entries.map);
             }
         }
-        entries.insert(post.clone(), (Instant::now(), count));
+        entries.tick += 1;
+        let used = entries.tick;
+        let entry = Entry {
+            stored: Instant::now(),
+            count,
+            used,
+        };
+        entries.map.insert(post.clone(), entry);
     }
+}
+
+/// Drops the `EVICT` least recently used entries (one selection, not a sort: amortised over
+/// the `EVICT` inserts that follow).
+fn evict_least_used(map: &mut HashMap<PostId, Entry>) {
+    let mut uses: Vec<u64> = map.values().map(|e| e.used).collect();
+    let (_, cut, _) = uses.select_nth_unstable(EVICT - 1);
+    let cut = *cut;
+    map.retain(|_, e| e.used > cut);
 }
 
 #[cfg(test)]
@@ -85,6 +121,27 @@ mod tests {
         for _ in 0..CAPACITY + 10 {
             cache.put(&PostId::new_random(), 1);
         }
-        assert!(cache.entries.lock().unwrap().len() <= CAPACITY);
+        assert!(cache.entries.lock().unwrap().map.len() <= CAPACITY);
+    }
+
+    /// A flood of fresh posts (three times the capacity, within one TTL) never evicts a post
+    /// that is being read, nor empties the cache.
+    #[tokio::test(start_paused = true)]
+    async fn a_flood_of_fresh_posts_keeps_the_hot_ones() {
+        let cache = CountCache::new(Duration::from_secs(1));
+        let hot = PostId::new_random();
+        cache.put(&hot, 42);
+        for i in 0..CAPACITY * 3 {
+            cache.put(&PostId::new_random(), 1);
+            if i % 100 == 0 {
+                assert_eq!(cache.get(&hot), Some(42), "the hot post was evicted at {i}");
+            }
+            let size = cache.entries.lock().unwrap().map.len();
+            assert!(
+                i < CAPACITY || size > CAPACITY / 2,
+                "the cache was emptied at {i}: {size}"
+            );
+        }
+        assert_eq!(cache.get(&hot), Some(42));
     }
 }

@@ -43,13 +43,17 @@ pub struct App<L, C> {
     pub function_name: String,
 }
 
+/// A JSON answer no cache may keep (`no-store`): the caller's own data, a write's result, an
+/// error. The two answers a cache may keep replace it with their own policy (`etag`).
 pub fn json_response(status: u16, body: &Value) -> Response<Body> {
     let mut resp = Response::new(Body::Text(body.to_string()));
     *resp.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    resp.headers_mut().insert(
+    let headers = resp.headers_mut();
+    headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     resp
 }
 
@@ -138,37 +142,39 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
 
     /// Handles one request. Never panics and never fails: every outcome is a response.
     pub async fn handle(&self, req: Request) -> Response<Body> {
-        match self.dispatch(&req).await {
+        let req = &req;
+        match self.dispatch(req).await {
             Ok(Reply::Fresh(body)) => json_response(200, &body),
             Ok(Reply::Accepted(body)) => json_response(202, &body),
-            Ok(Reply::Cacheable(body, cache_control)) => etag::answer(&req, &body, cache_control),
+            Ok(Reply::Cacheable(body, cache_control)) => etag::answer(req, &body, cache_control),
             Ok(Reply::NoContent(allow)) => {
                 let mut resp = Response::new(Body::Empty);
                 *resp.status_mut() = StatusCode::NO_CONTENT;
-                resp.headers_mut()
-                    .insert(header::ALLOW, HeaderValue::from_static(allow));
+                let headers = resp.headers_mut();
+                headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+                headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
                 resp
             }
             Err(Failure::Api(err)) => error_response(&err),
             Err(Failure::Store(StoreError::Unavailable(detail))) => {
-                let request_id = request_id(&req);
+                let request_id = request_id(req);
                 tracing::warn!(%request_id, %detail, "DynamoDB unavailable; answering 503");
                 error_response(&ApiError::unavailable())
             }
             Err(Failure::Store(StoreError::OutcomeUnknown(detail))) => {
-                let request_id = request_id(&req);
+                let request_id = request_id(req);
                 tracing::warn!(%request_id, %detail, "a write's outcome is unknown; answering 503");
                 error_response(&ApiError::outcome_unknown())
             }
             Err(Failure::Store(StoreError::CollectionFull(detail))) => {
-                let request_id = request_id(&req);
+                let request_id = request_id(req);
                 tracing::error!(%request_id, %detail, "a bucket is full (10 GB); answering 507");
                 println!("{}", metrics::collection_full_line(&self.function_name));
                 error_response(&ApiError::post_full())
             }
             Err(Failure::Store(StoreError::KeyReused)) => error_response(&ApiError::key_reused()),
             Err(Failure::Store(StoreError::Internal(detail))) => {
-                let request_id = request_id(&req);
+                let request_id = request_id(req);
                 tracing::error!(%request_id, %detail, "store error; answering 500");
                 error_response(&ApiError::internal(&request_id))
             }

@@ -233,6 +233,16 @@ fn check(c: &Case) -> Result<i64, String> {
     if !STATUSES.contains(&status) {
         return fail("not a documented status");
     }
+    // Only a count and a summary may be cached, and say how; everything else is `no-store`.
+    let cache_control = resp
+        .headers
+        .get("cache-control")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let cacheable = c.path.ends_with("/likes/count") || c.path == "/likes/summary";
+    if cache_control.is_empty() || (!cacheable && cache_control != "no-store") {
+        return fail(&format!("Cache-Control {cache_control:?}"));
+    }
     match status {
         204 if c.method != "OPTIONS" || !bytes.is_empty() || !has("allow") => {
             return fail("a 204 answers OPTIONS only, with Allow and no body")
