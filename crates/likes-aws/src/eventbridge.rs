@@ -62,3 +62,66 @@ impl EventBus for EventBridgeBus {
             .collect())
     }
 }
+
+/// The bus as `make dev` and the tests set it up on the emulator: the bus, and a rule that
+/// delivers every event of [`SOURCE`] to the SQS queue `queue` (created if absent), for a
+/// person or a test to read. Never used on AWS, where the template creates the bus and other
+/// services bring their own rules. Returns the queue's URL.
+pub async fn bus_to_queue(
+    events: &aws_sdk_eventbridge::Client,
+    sqs: &aws_sdk_sqs::Client,
+    bus: &str,
+    queue: &str,
+) -> Result<String, String> {
+    use aws_sdk_sqs::types::QueueAttributeName;
+    let created = events.create_event_bus().name(bus).send().await;
+    if let Err(e) = created {
+        let exists = e
+            .as_service_error()
+            .is_some_and(|se| se.is_resource_already_exists_exception());
+        if !exists {
+            return Err(DisplayErrorContext(e).to_string());
+        }
+    }
+    let url = sqs
+        .create_queue()
+        .queue_name(queue)
+        .send()
+        .await
+        .map_err(|e| aws_sdk_sqs::error::DisplayErrorContext(e).to_string())?
+        .queue_url
+        .ok_or("the queue has no URL")?;
+    let arn = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(|e| aws_sdk_sqs::error::DisplayErrorContext(e).to_string())?
+        .attributes
+        .and_then(|mut a| a.remove(&QueueAttributeName::QueueArn))
+        .ok_or("the queue has no ARN")?;
+    let rule = format!("{queue}-all");
+    events
+        .put_rule()
+        .name(&rule)
+        .event_bus_name(bus)
+        .event_pattern(format!(r#"{{"source": ["{SOURCE}"]}}"#))
+        .send()
+        .await
+        .map_err(|e| DisplayErrorContext(e).to_string())?;
+    let target = aws_sdk_eventbridge::types::Target::builder()
+        .id("queue")
+        .arn(arn)
+        .build()
+        .map_err(|e| e.to_string())?;
+    events
+        .put_targets()
+        .rule(&rule)
+        .event_bus_name(bus)
+        .targets(target)
+        .send()
+        .await
+        .map_err(|e| DisplayErrorContext(e).to_string())?;
+    Ok(url)
+}

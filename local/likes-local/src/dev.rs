@@ -1,25 +1,27 @@
 //! `make dev`: the emulator, the tables, the local API Gateway and the local event source
-//! mapping, until Ctrl-C or SIGTERM.
+//! mappings (counts, events) with the events' bus, until Ctrl-C or SIGTERM.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use count_aggregator::{Aggregator, Settings as AggregatorSettings};
-use likes_aws::dynamo::schema::{COUNTS, LIKES};
+use likes_aws::dynamo::schema::{COUNTS, EVENT_STATE, LIKES};
+use likes_aws::eventbridge::{bus_to_queue, EventBridgeBus};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
-use likes_aws::{DynamoCounts, DynamoLikes};
+use likes_aws::{DynamoCounts, DynamoLikes, DynamoMilestones, DynamoSuppression};
 use likes_sim::faulty_counts::{FaultPlan, FaultyCounts};
 use serde_json::json;
 use tokio::net::TcpListener;
 
 use crate::chaos::{ChaosFunction, Rng};
 use crate::error::LocalError;
-use crate::esm::config::MappingConfig;
+use crate::esm::config::{MappingConfig, EVENTS};
 use crate::esm::function::AggregatorFunction;
 use crate::esm::sinks::{Checkpoints, SqsDestination};
 use crate::esm::source::DynamoStream;
 use crate::esm::{Mapping, Stats};
+use crate::events::{EventFeed, EventTotals, EventsFunction, EVENTS_FAILURE_QUEUE, EVENTS_QUEUE};
 use crate::settings::Settings;
 use crate::{demo, erase_poller, gateway, moto, setup};
 
@@ -82,6 +84,44 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     };
     let _ = std::fs::create_dir_all(&settings.state_dir);
     let checkpoints = Checkpoints::load(Some(settings.state_dir.join("mapping-checkpoints.json")));
+    // Like events: the bus and its rule to `likes-events`, the events function's state, and
+    // its own mapping of the same stream (checkpointed apart, as Lambda keeps each mapping's).
+    setup::ensure_table(&dynamo, &EVENT_STATE, &settings.event_state_table).await?;
+    let eventbridge = aws_sdk_eventbridge::Client::new(&conf);
+    let events_queue = bus_to_queue(&eventbridge, &sqs, &settings.event_bus, EVENTS_QUEUE)
+        .await
+        .map_err(|e| LocalError::Setup(format!("the events bus: {e}")))?;
+    let events_function = EventsFunction {
+        function: like_events::LikeEvents {
+            suppression: DynamoSuppression::new(dynamo.clone(), &settings.event_state_table),
+            milestones: DynamoMilestones::new(dynamo.clone(), &settings.event_state_table),
+            counts: DynamoCounts::new(dynamo.clone(), &settings.counts_table),
+            bus: EventBridgeBus::new(eventbridge, &settings.event_bus),
+            settings: like_events::Settings::from(settings.event_rules),
+        },
+        totals: EventTotals::default(),
+    };
+    let events_source = DynamoStream::new(
+        aws_sdk_dynamodbstreams::Client::new(&conf),
+        stream_arn.clone(),
+    );
+    let events_destination =
+        SqsDestination::create(aws_sdk_sqs::Client::new(&conf), EVENTS_FAILURE_QUEUE)
+            .await
+            .map_err(|e| LocalError::Setup(format!("the events' on-failure queue: {e}")))?;
+    let events_checkpoints = Checkpoints::load(Some(
+        settings.state_dir.join("events-mapping-checkpoints.json"),
+    ));
+    let events_stats = Stats::default();
+    let events_mapping = Mapping {
+        source: &events_source,
+        function: &events_function,
+        destination: &events_destination,
+        config: MappingConfig::of(EVENTS).map_err(|e| LocalError::Setup(e.to_string()))?,
+        checkpoints: &events_checkpoints,
+        stats: &events_stats,
+    };
+    let feed = Arc::new(EventFeed::default());
 
     let ready = Arc::new(AtomicBool::new(false));
     let mut plan = FaultPlan {
@@ -128,6 +168,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         cors: cors.clone(),
         ready,
         stats: report.clone(),
+        events: Arc::clone(&feed),
     });
     tracing::info!(
         "JWT authorizer: HS256, issuer {:?}, audience {:?} (`make token USER=<id>` issues one)",
@@ -152,7 +193,16 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         });
         tokio::spawn(demo::serve(l, demo))
     });
-    let eraser = tokio::spawn(erase_poller::run(sqs, erase_queue, erase_worker));
+    let eraser = tokio::spawn(erase_poller::run(sqs.clone(), erase_queue, erase_worker));
+    let feeder = {
+        let feed = Arc::clone(&feed);
+        tokio::spawn(async move { feed.poll(sqs, events_queue).await })
+    };
+    tracing::info!(
+        "like events ({:?}) on the bus {:?}, every one delivered to the queue {EVENTS_QUEUE}: GET /_local/events",
+        settings.event_rules.published,
+        settings.event_bus
+    );
     // What the mapping and the chaos did, published for `GET /_local/stats` every second.
     let publish = async {
         loop {
@@ -160,6 +210,10 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             let snapshot = json!({
                 "mapping": stats.snapshot(),
                 "aggregator": function.inner.totals.snapshot(),
+                "events": {
+                    "mapping": events_stats.snapshot(),
+                    "function": events_function.totals.snapshot(),
+                },
                 "injected": {
                     "duplicate_deliveries": c.duplicate_deliveries.load(Ordering::Relaxed),
                     "function_errors": c.function_errors.load(Ordering::Relaxed),
@@ -176,11 +230,13 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     // it runs on this task, next to the shutdown signal.
     tokio::select! {
         _ = mapping.run(shutdown_signal()) => {}
+        _ = events_mapping.run(std::future::pending::<()>()) => {}
         _ = publish => {}
     }
     tracing::info!("stopping");
     server.abort();
     eraser.abort();
+    feeder.abort();
     if let Some(d) = demo_server {
         d.abort();
     }

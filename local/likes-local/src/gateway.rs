@@ -40,6 +40,8 @@ pub struct Gateway<L, C> {
     pub ready: Arc<AtomicBool>,
     /// What the local mapping did and the faults it injected: `GET /_local/stats` (local only).
     pub stats: Arc<std::sync::Mutex<serde_json::Value>>,
+    /// The like events the local bus delivered: `GET /_local/events` (local only).
+    pub events: Arc<crate::events::EventFeed>,
 }
 
 fn to_hyper(resp: lambda_http::Response<lambda_http::Body>) -> Response<Full<Bytes>> {
@@ -101,6 +103,9 @@ impl<L: LikesStore + 'static, C: CountsRead + 'static> Gateway<L, C> {
         if path == "/_local/stats" {
             let stats = self.stats.lock().map(|s| s.clone()).unwrap_or_default();
             return json(200, stats);
+        }
+        if path == "/_local/events" {
+            return json(200, json!({ "events": self.events.snapshot() }));
         }
         if path == "/healthz" {
             return if self.ready.load(Ordering::SeqCst) {

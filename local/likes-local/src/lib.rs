@@ -1,6 +1,7 @@
-//! The whole likes system on one machine, for development: moto's DynamoDB + Streams emulator,
-//! API Gateway with its JWT authorizer, and the stream event source mapping, played locally
-//! around the same handler code that runs on Lambda.
+//! The whole likes system on one machine, for development: moto's DynamoDB + Streams + SQS +
+//! EventBridge emulator, API Gateway with its JWT authorizer, and the stream event source
+//! mappings (the aggregator's and the events function's), played locally around the same
+//! handler code that runs on Lambda.
 
 pub mod chaos;
 pub mod cors;
@@ -9,6 +10,7 @@ pub mod dev;
 pub mod erase_poller;
 pub mod error;
 pub mod esm;
+pub mod events;
 pub mod gateway;
 pub mod jwt;
 pub mod moto;

@@ -1,6 +1,6 @@
 //! Settings of the local stack, all from the environment (the README's variables table).
 
-use likes_aws::env::{EnvError, Tuning};
+use likes_aws::env::{EnvError, EventRules, Tuning};
 
 use crate::cors::{Cors, NotAnOrigin};
 use crate::jwt;
@@ -40,6 +40,11 @@ pub struct Settings {
     pub state_dir: std::path::PathBuf,
     /// The API's and the aggregator's tuning, read as on Lambda.
     pub tuning: Tuning,
+    /// The events function's rules (what it publishes, the suppression window), read as on
+    /// Lambda; its state table and bus on the emulator.
+    pub event_rules: EventRules,
+    pub event_state_table: String,
+    pub event_bus: String,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -89,6 +94,10 @@ impl Settings {
                     ))
                 }),
             tuning: Tuning::from_env()?,
+            event_rules: EventRules::from_env()?,
+            event_state_table: var("EVENT_STATE_TABLE_NAME")
+                .unwrap_or_else(|| "event-state".to_owned()),
+            event_bus: var("EVENT_BUS_NAME").unwrap_or_else(|| "likes".to_owned()),
         })
     }
 }

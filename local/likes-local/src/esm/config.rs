@@ -34,38 +34,58 @@ fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     path.iter().try_fold(v, |v, k| v.get(*k))
 }
 
+/// The aggregator's mapping and function in template.yaml.
+pub const AGGREGATOR: (&str, &str) = ("LikesStreamMapping", "CountAggregatorFunction");
+/// The events function's.
+pub const EVENTS: (&str, &str) = ("LikeEventsStreamMapping", "LikeEventsFunction");
+
+/// A number, or a `!Ref` to a parameter: its default (what a deployment gets unless told).
+fn number(t: &Value, v: &Value) -> Option<u64> {
+    match v {
+        Value::Tagged(tagged) if tagged.tag == "!Ref" => {
+            let name = tagged.value.as_str()?;
+            get(t, &["Parameters", name, "Default"]).and_then(Value::as_u64)
+        }
+        other => other.as_u64(),
+    }
+}
+
 impl MappingConfig {
     /// The settings of `LikesStreamMapping` and `CountAggregatorFunction` in template.yaml.
     pub fn from_template() -> Result<Self, ConfigError> {
         Self::parse(TEMPLATE)
     }
 
+    /// The settings of the mapping and function `(mapping, function)` in template.yaml.
+    pub fn of(names: (&str, &str)) -> Result<Self, ConfigError> {
+        Self::parse_of(TEMPLATE, names)
+    }
+
     pub fn parse(template: &str) -> Result<Self, ConfigError> {
+        Self::parse_of(template, AGGREGATOR)
+    }
+
+    pub fn parse_of(
+        template: &str,
+        (mapping, function): (&str, &str),
+    ) -> Result<Self, ConfigError> {
         let t: Value = serde_yaml::from_str(template).map_err(|e| ConfigError(e.to_string()))?;
-        let m = get(&t, &["Resources", "LikesStreamMapping", "Properties"])
-            .ok_or_else(|| ConfigError("no LikesStreamMapping".into()))?;
+        let m = get(&t, &["Resources", mapping, "Properties"])
+            .ok_or_else(|| ConfigError(format!("no {mapping}")))?;
         let int = |k: &str| {
             m.get(k)
-                .and_then(Value::as_u64)
-                .ok_or_else(|| ConfigError(format!("LikesStreamMapping.{k} is not a number")))
+                .and_then(|v| number(&t, v))
+                .ok_or_else(|| ConfigError(format!("{mapping}.{k} is not a number")))
         };
         if int("ParallelizationFactor")? != 1 {
-            return Err(ConfigError(
-                "ParallelizationFactor must be 1: the aggregator's marks need one batch per shard at a time".into(),
-            ));
+            return Err(ConfigError(format!(
+                "{mapping}: ParallelizationFactor must be 1: its function needs one batch per shard at a time"
+            )));
         }
-        let timeout = get(
-            &t,
-            &[
-                "Resources",
-                "CountAggregatorFunction",
-                "Properties",
-                "Timeout",
-            ],
-        )
-        .or_else(|| get(&t, &["Globals", "Function", "Timeout"]))
-        .and_then(Value::as_u64)
-        .ok_or_else(|| ConfigError("no Timeout for CountAggregatorFunction".into()))?;
+        let timeout = get(&t, &["Resources", function, "Properties", "Timeout"])
+            .or_else(|| get(&t, &["Globals", "Function", "Timeout"]))
+            .and_then(Value::as_u64)
+            .ok_or_else(|| ConfigError(format!("no Timeout for {function}")))?;
         let pattern: serde_json::Value = get(m, &["FilterCriteria", "Filters"])
             .and_then(|f| f.get(0))
             .and_then(|f| f.get("Pattern"))
@@ -109,6 +129,22 @@ mod tests {
         assert!(c.bisect);
         assert_eq!(c.timeout, Duration::from_secs(60));
         assert_eq!(c.event_names, ["INSERT", "REMOVE"]);
+    }
+
+    #[test]
+    fn reads_the_events_mapping_its_record_age_from_the_windows_default() {
+        let c = MappingConfig::of(EVENTS).unwrap();
+        assert_eq!(c.batch_size, 1000);
+        assert_eq!(c.max_record_age, Duration::from_secs(86_400));
+        assert!(c.bisect);
+        assert_eq!(c.timeout, Duration::from_secs(60));
+        assert_eq!(c.event_names, ["INSERT", "REMOVE"]);
+        let broken = TEMPLATE.replace(
+            "Default: 86400\n    MinValue: 60",
+            "Default: 3600\n    MinValue: 60",
+        );
+        let c = MappingConfig::parse_of(&broken, EVENTS).unwrap();
+        assert_eq!(c.max_record_age, Duration::from_secs(3600));
     }
 
     #[test]

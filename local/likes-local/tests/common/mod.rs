@@ -131,6 +131,8 @@ pub struct Options {
     pub state_dir: Option<PathBuf>,
     /// `LIKES_ALLOWED_ORIGINS` (the demo page's origin is allowed whatever this says).
     pub allowed_origins: Option<String>,
+    /// `LIKES_PUBLISHED_EVENTS` (unset: the default, notifications).
+    pub published_events: Option<String>,
 }
 
 pub struct Stack {
@@ -172,6 +174,10 @@ impl Stack {
         if let Some(seed) = opts.chaos_seed {
             cmd.env("LIKES_LOCAL_CHAOS", seed.to_string());
         }
+        match &opts.published_events {
+            Some(p) => cmd.env("LIKES_PUBLISHED_EVENTS", p),
+            None => cmd.env_remove("LIKES_PUBLISHED_EVENTS"),
+        };
         let state = opts.state_dir.clone().unwrap_or_else(|| {
             std::env::temp_dir().join(format!("likes-local-{}", uuid::Uuid::new_v4().simple()))
         });
@@ -203,6 +209,14 @@ impl Stack {
     pub fn crash(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// The like events the local bus delivered, oldest first (`GET /_local/events`).
+    pub fn events(&self) -> Vec<Value> {
+        http(self.port, "GET", "/_local/events", None)
+            .ok()
+            .and_then(|(_, v)| v["events"].as_array().cloned())
+            .unwrap_or_default()
     }
 
     /// What the local mapping did and the faults it injected.

@@ -1,0 +1,169 @@
+//! Like events, played locally: the events function (`like-events`) invoked by its own stream
+//! mapping as Lambda invokes it (the function's answer serialised, a panic or an invocation
+//! past its timeout a function error), and the feed behind `GET /_local/events`: the SQS queue
+//! `likes-events` that a rule on the local bus delivers every event to, read and kept here (the
+//! most recent [`FEED_SIZE`]) for a person watching and for the tests.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use aws_sdk_sqs::error::DisplayErrorContext;
+use futures::FutureExt;
+use like_events::{BatchReport, LikeEvents};
+use likes_core::store::events::{CountsProgress, EventBus, MilestoneStore, SuppressionStore};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::esm::function::{Function, FunctionError};
+
+/// The queue the local bus's rule delivers every event to.
+pub const EVENTS_QUEUE: &str = "likes-events";
+/// Where the events mapping sends what it gave up (the template's `LikeEventsFailureQueue`).
+pub const EVENTS_FAILURE_QUEUE: &str = "likes-events-failures";
+/// Events kept for `GET /_local/events`.
+pub const FEED_SIZE: usize = 1000;
+const POLL_PAUSE: Duration = Duration::from_millis(200);
+
+/// The sums of the events function's batch reports over the invocations it answered.
+#[derive(Debug, Default)]
+pub struct EventTotals {
+    pub records: AtomicU64,
+    pub published: AtomicU64,
+    pub failed_entries: AtomicU64,
+    pub notifications: AtomicU64,
+    pub retractions: AtomicU64,
+    pub milestones: AtomicU64,
+    pub deferred_milestones: AtomicU64,
+    pub unknown: AtomicU64,
+}
+
+impl EventTotals {
+    fn add(&self, r: &BatchReport) {
+        let add = |a: &AtomicU64, n: usize| a.fetch_add(n as u64, Ordering::Relaxed);
+        add(&self.records, r.records);
+        add(&self.published, r.published);
+        add(&self.failed_entries, r.failed_entries);
+        add(&self.notifications, r.notifications);
+        add(&self.retractions, r.retractions);
+        add(&self.milestones, r.milestones);
+        add(&self.deferred_milestones, r.deferred_milestones);
+        add(&self.unknown, r.unknown);
+    }
+
+    pub fn snapshot(&self) -> BTreeMap<&'static str, u64> {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        BTreeMap::from([
+            ("records", get(&self.records)),
+            ("published", get(&self.published)),
+            ("failed_entries", get(&self.failed_entries)),
+            ("notifications", get(&self.notifications)),
+            ("retractions", get(&self.retractions)),
+            ("milestones", get(&self.milestones)),
+            ("deferred_milestones", get(&self.deferred_milestones)),
+            ("unknown", get(&self.unknown)),
+        ])
+    }
+}
+
+pub struct EventsFunction<S, M, C, B> {
+    pub function: LikeEvents<S, M, C, B>,
+    pub totals: EventTotals,
+}
+
+impl<S, M, C, B> Function for EventsFunction<S, M, C, B>
+where
+    S: SuppressionStore,
+    M: MilestoneStore,
+    C: CountsProgress,
+    B: EventBus,
+{
+    async fn invoke(&self, payload: String, timeout: Duration) -> Result<String, FunctionError> {
+        let deadline = Instant::now() + timeout;
+        let run = AssertUnwindSafe(self.function.process_json(&payload, Some(deadline)));
+        match tokio::time::timeout_at(deadline, run.catch_unwind()).await {
+            Err(_) => Err(FunctionError::TimedOut),
+            Ok(Err(_)) => Err(FunctionError::Panicked),
+            Ok(Ok(Err(e))) => Err(FunctionError::Failed(e.to_string())),
+            Ok(Ok(Ok(report))) => {
+                self.totals.add(&report);
+                tracing::info!(
+                    records = report.records,
+                    published = report.published,
+                    notifications = report.notifications,
+                    retractions = report.retractions,
+                    milestones = report.milestones,
+                    "events batch"
+                );
+                serde_json::to_string(&report.response())
+                    .map_err(|e| FunctionError::Failed(e.to_string()))
+            }
+        }
+    }
+}
+
+/// The most recent events the bus delivered to `likes-events`, oldest first.
+#[derive(Debug, Default)]
+pub struct EventFeed(Mutex<VecDeque<Value>>);
+
+impl EventFeed {
+    pub fn snapshot(&self) -> Vec<Value> {
+        self.0
+            .lock()
+            .map(|f| f.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn push(&self, event: Value) {
+        if let Ok(mut f) = self.0.lock() {
+            if f.len() == FEED_SIZE {
+                f.pop_front();
+            }
+            f.push_back(event);
+        }
+    }
+
+    /// Reads the queue until the process stops: each message is kept, then deleted.
+    pub async fn poll(&self, sqs: aws_sdk_sqs::Client, queue_url: String) {
+        loop {
+            let received = sqs
+                .receive_message()
+                .queue_url(&queue_url)
+                .max_number_of_messages(10)
+                // No long poll: the emulator answers one request at a time.
+                .wait_time_seconds(0)
+                .send()
+                .await;
+            let messages = match received {
+                Ok(out) => out.messages.unwrap_or_default(),
+                Err(e) => {
+                    tracing::warn!(error = %DisplayErrorContext(e), "the events queue is unreachable; retrying");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            if messages.is_empty() {
+                tokio::time::sleep(POLL_PAUSE).await;
+                continue;
+            }
+            for m in &messages {
+                let body = m.body().unwrap_or("");
+                match serde_json::from_str::<Value>(body) {
+                    Ok(event) => self.push(event),
+                    Err(e) => tracing::warn!(error = %e, "an events message is not JSON"),
+                }
+                let deleted = sqs
+                    .delete_message()
+                    .queue_url(&queue_url)
+                    .receipt_handle(m.receipt_handle().unwrap_or(""))
+                    .send()
+                    .await;
+                if let Err(e) = deleted {
+                    tracing::warn!(error = %DisplayErrorContext(e), "an events message was not deleted");
+                }
+            }
+        }
+    }
+}
