@@ -191,6 +191,31 @@ pub struct FunctionEnv {
     pub xray: bool,
     /// `AWS_LAMBDA_FUNCTION_NAME`, set by Lambda: the dimension of the function's metrics.
     pub function_name: String,
+    /// Who verifies the caller's token (`LIKES_AUTH`).
+    pub auth: AuthBy,
+}
+
+/// Who verifies the bearer token: `LIKES_AUTH=authorizer` (the default: API Gateway's JWT
+/// authorizer did, and the function reads its claims) or `jwt` (the function itself, behind a
+/// function URL, with the `LIKES_JWT_*` settings `likes_auth::Config` reads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthBy {
+    Authorizer,
+    Function,
+}
+
+impl AuthBy {
+    fn from_env() -> Result<Self, EnvError> {
+        match var("LIKES_AUTH").as_deref() {
+            None | Some("authorizer") => Ok(Self::Authorizer),
+            Some("jwt") => Ok(Self::Function),
+            Some(other) => Err(EnvError::Invalid {
+                name: "LIKES_AUTH",
+                value: other.to_owned(),
+                what: "authorizer or jwt",
+            }),
+        }
+    }
 }
 
 impl FunctionEnv {
@@ -207,6 +232,7 @@ impl FunctionEnv {
             xray: var("LIKES_XRAY").as_deref() == Some("1"),
             function_name: var("AWS_LAMBDA_FUNCTION_NAME")
                 .unwrap_or_else(|| default_name.to_owned()),
+            auth: AuthBy::from_env()?,
         })
     }
 }

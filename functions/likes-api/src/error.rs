@@ -78,6 +78,18 @@ impl ApiError {
         e
     }
 
+    /// The function verifies tokens itself (a function URL) and cannot fetch the issuer's
+    /// keys: the server's problem, not the token's.
+    pub fn identity_unavailable() -> Self {
+        let mut e = Self::new(
+            503,
+            "unavailable",
+            "the identity provider's signing keys cannot be fetched; retry after the Retry-After delay",
+        );
+        e.retry_after = Some(RETRY_AFTER_SECS);
+        e
+    }
+
     /// A write was sent but its answer was lost: it may or may not have taken effect, once at
     /// most. Retrying it is safe for a like named with an `Idempotency-Key` (the retry is told
     /// whether the first attempt took effect); otherwise read the state before acting again.

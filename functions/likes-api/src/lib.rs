@@ -8,6 +8,7 @@ pub mod count_cache;
 pub mod cursor;
 pub mod error;
 mod etag;
+pub mod identity;
 pub mod lambda;
 pub mod metrics;
 pub mod request;
@@ -25,9 +26,8 @@ use serde_json::{json, Value};
 
 pub use crate::count_cache::CountCache;
 pub use crate::error::ApiError;
-use crate::request::{
-    caller, expect_no_body, limit, query_param, request_id, summary_ids, write_token,
-};
+pub use crate::identity::Auth;
+use crate::request::{expect_no_body, limit, query_param, request_id, summary_ids, write_token};
 use crate::routes::{route, Route};
 
 pub use crate::request::{DEFAULT_LIMIT, MAX_LIMIT, MAX_SUMMARY_IDS};
@@ -41,6 +41,8 @@ pub struct App<L, C> {
     pub erase: Option<Arc<dyn EraseQueue>>,
     /// The function's name, the dimension of its metrics.
     pub function_name: String,
+    /// Who verified the caller's token: API Gateway's authorizer (the default) or this function.
+    pub auth: Auth,
 }
 
 /// A JSON answer no cache may keep (`no-store`): the caller's own data, a write's result, an
@@ -132,11 +134,17 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
             cache,
             erase: None,
             function_name: "likes-api".to_owned(),
+            auth: Auth::Authorizer,
         }
     }
 
     pub fn with_erase_queue(mut self, queue: Arc<dyn EraseQueue>) -> Self {
         self.erase = Some(queue);
+        self
+    }
+
+    pub fn with_auth(mut self, auth: Auth) -> Self {
+        self.auth = auth;
         self
     }
 
@@ -191,7 +199,7 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
             Err(e) if e.status != 400 => return Err(e.clone().into()),
             _ => {}
         }
-        let me = caller(req)?.user;
+        let me = self.auth.caller(req).await?.user;
         let fresh = Reply::Fresh;
         match routed? {
             Route::Like(post) => self.like(req, &post, &me).await.map(fresh),

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
 use lambda_http::request::LambdaRequest;
-use likes_api::{App, CountCache};
-use likes_aws::env::FunctionEnv;
+use likes_api::{App, Auth, CountCache};
+use likes_aws::env::{AuthBy, FunctionEnv};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
 use likes_aws::{lambda, sdk, DynamoCounts, DynamoLikes};
 
@@ -26,6 +26,12 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         CountCache::new(env.tuning.count_cache),
     );
     app.function_name = env.function_name;
+    if env.auth == AuthBy::Function {
+        // A function URL has no authorizer: this function verifies the bearer token. Its
+        // settings are checked now, so that a misconfigured function fails at start.
+        let verifier = likes_auth::Verifier::from_env()?;
+        app = app.with_auth(Auth::Function(Box::new(verifier)));
+    }
     if let Some(url) = env.erase_queue_url {
         let queue = SqsEraseQueue::new(sdk::sqs(&conf, env.xray), url);
         app = app.with_erase_queue(Arc::new(queue));

@@ -1,10 +1,10 @@
-//! What a request says, read and validated: the caller (from the authorizer's claims only), and
-//! the query parameters and body of each route.
+//! What a request says, read and validated: its id, and the query parameters and body of each
+//! route. Who is calling is `identity`'s.
 
 use lambda_http::request::RequestContext;
 use lambda_http::{Request, RequestExt};
 use likes_core::write_token::BadKey;
-use likes_core::{PostId, UserId, WriteToken};
+use likes_core::{PostId, WriteToken};
 
 use crate::error::ApiError;
 
@@ -13,12 +13,6 @@ pub const DEFAULT_LIMIT: usize = 20;
 pub const MAX_LIMIT: usize = 100;
 /// Most post ids one summary request may name.
 pub const MAX_SUMMARY_IDS: usize = 100;
-
-/// Identity and correlation taken from the API Gateway request context, never from the
-/// request's own headers, query or body.
-pub struct Caller {
-    pub user: UserId,
-}
 
 pub fn request_id(req: &Request) -> String {
     if let Some(RequestContext::ApiGatewayV2(ctx)) = req.request_context_ref() {
@@ -29,26 +23,6 @@ pub fn request_id(req: &Request) -> String {
     req.lambda_context_ref()
         .map(|c| c.request_id.clone())
         .unwrap_or_else(|| "unknown".to_owned())
-}
-
-/// The `sub` claim the JWT authorizer verified. Nothing else identifies a caller.
-pub fn caller(req: &Request) -> Result<Caller, ApiError> {
-    let sub = match req.request_context_ref() {
-        Some(RequestContext::ApiGatewayV2(ctx)) => ctx
-            .authorizer
-            .as_ref()
-            .and_then(|a| a.jwt.as_ref())
-            .and_then(|jwt| jwt.claims.get("sub")),
-        _ => None,
-    };
-    let sub = sub.ok_or_else(|| ApiError::unauthorized("no verified identity on the request"))?;
-    let user = UserId::parse(sub).map_err(|e| {
-        ApiError::unauthorized(format!(
-            "the token's sub claim is not a user id: {}",
-            e.to_string().trim_start_matches("user_id ")
-        ))
-    })?;
-    Ok(Caller { user })
 }
 
 /// The write routes take no body. Rejecting one, rather than ignoring it, keeps clients from
