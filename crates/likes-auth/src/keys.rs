@@ -95,6 +95,17 @@ impl KeyCache {
         }
     }
 
+    /// Fetches the set now if none is loaded (and a fetch is due): for a function's start-up.
+    pub(crate) async fn prefetch(&self) -> Result<(), AuthError> {
+        let Some(source) = self.source.as_deref() else {
+            return Ok(());
+        };
+        if self.loaded.read().await.is_some() {
+            return Ok(());
+        }
+        self.fetch_for(source).await.map(|_| ())
+    }
+
     /// No set yet, or no `kid` in it: fetch if one is due, waiting for a fetch in flight.
     async fn fetch_for(&self, source: &dyn JwksSource) -> Result<Arc<KeySet>, AuthError> {
         let mut last = self.attempts.lock().await;

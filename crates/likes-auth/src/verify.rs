@@ -89,6 +89,14 @@ impl Verifier {
         }
     }
 
+    /// Fetches the issuer's key set now rather than on the first request (nothing to do with
+    /// inline keys, or once loaded): call it in the function's start-up so the fetch happens
+    /// during init, which also runs ahead of traffic when Lambda initialises an environment
+    /// early. A failure is [`AuthError::Unavailable`]; requests retry it after 5 s.
+    pub async fn prefetch(&self) -> Result<(), AuthError> {
+        self.keys.prefetch().await
+    }
+
     /// Verifies the token in an `Authorization` header value ([`bearer`]).
     pub async fn verify_authorization(
         &self,

@@ -112,6 +112,26 @@ async fn concurrent_first_requests_share_one_fetch() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_prefetch_at_start_up_is_the_only_fetch() {
+    let fake = Fake::serving(issuer_jwks());
+    let v = Verifier::with_source(ISSUER, AUDIENCE, fake.clone());
+    v.prefetch().await.expect("prefetch");
+    v.prefetch().await.expect("a second prefetch is a no-op");
+    assert_eq!(fake.fetches(), 1);
+    v.verify(&keys().rsa.sign(&claims())).await.unwrap();
+    v.verify(&keys().ec.sign(&claims())).await.unwrap();
+    assert_eq!(fake.fetches(), 1);
+
+    let down = Fake::serving(String::new());
+    down.serve(Err(FetchError::Status(503)));
+    let v = Verifier::with_source(ISSUER, AUDIENCE, down.clone());
+    assert_eq!(
+        v.prefetch().await,
+        Err(AuthError::Unavailable(FetchError::Status(503)))
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_set_an_hour_old_is_refreshed_and_a_withdrawn_key_stops_working() {
     let fake = Fake::serving(issuer_jwks());
     let v = Verifier::with_source(ISSUER, AUDIENCE, fake.clone());

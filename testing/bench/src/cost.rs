@@ -1,38 +1,395 @@
-//! The cost model: measured request and unit counts × list prices (us-east-1, on-demand, when
-//! written; an estimate, not a bill).
+//! The cost model: what each request uses (counted: requests, invocations, write and read
+//! units), times list prices, for the two profiles — the default (API Gateway HTTP API,
+//! DynamoDB on-demand) and the lean one (a Lambda function URL with the JWT checked in the
+//! function, DynamoDB provisioned with target-tracking autoscaling). us-east-1 list prices when
+//! written; an estimate, not a bill.
 
-/// $ per million DynamoDB write request units, and read request units.
+// ---- Prices: one constant each, nothing else states a price. ----
+
+/// DynamoDB on-demand, $ per million write request units and read request units.
+/// <https://aws.amazon.com/dynamodb/pricing/on-demand/>
 const WRU: f64 = 0.625;
 const RRU: f64 = 0.125;
-/// $ per million API Gateway HTTP API requests.
+/// DynamoDB provisioned, $ per WCU-hour and RCU-hour (standard table class).
+/// <https://aws.amazon.com/dynamodb/pricing/provisioned/>
+const WCU_HOUR: f64 = 0.00065;
+const RCU_HOUR: f64 = 0.00013;
+/// $ per million API Gateway HTTP API requests (the first 300 M a month).
+/// <https://aws.amazon.com/api-gateway/pricing/>
 const API_GATEWAY: f64 = 1.00;
-/// Lambda arm64: $ per GB-second, and per million requests.
+/// $ per million requests through a Lambda function URL: none beyond the function's own.
+/// <https://aws.amazon.com/lambda/pricing/>
+const FUNCTION_URL: f64 = 0.0;
+/// Lambda arm64: $ per GB-second, and per million requests. <https://aws.amazon.com/lambda/pricing/>
 const LAMBDA_GB_S: f64 = 0.000_013_333_4;
 const LAMBDA_REQUESTS: f64 = 0.20;
+
+// ---- What the functions and tables use per request (counted, not priced). ----
+
+/// likes-api: memory and mean duration of a request (the README's figure). Lambda bills whole
+/// milliseconds, so a mean of 10 ms is ~10.5 ms billed; the model uses the mean.
+const API_MB: f64 = 256.0;
+const API_MS: f64 = 10.0;
+/// count-aggregator: one invocation per batch.
+const AGGREGATOR_MB: f64 = 256.0;
+const AGGREGATOR_MS: f64 = 50.0;
+/// A like writes the item (~200 B, under 1 KB) and its LSI and GSI entries: 3 write units.
+const LIKES_UNITS_PER_LIKE: f64 = 3.0;
+/// A count read: one eventually consistent read of ≤ 4 KB, half a read unit.
+const COUNT_READ_UNITS: f64 = 0.5;
+/// A summary of 100 posts: 100 counts (eventually consistent, 0.5 each) and 100 liked-by-me
+/// keys (strongly consistent, 1 each).
+const SUMMARY_POSTS: f64 = 100.0;
+const SUMMARY_UNITS: f64 = SUMMARY_POSTS * 0.5 + SUMMARY_POSTS * 1.0;
+
+// ---- The design load and the read mix it is priced at. ----
+
+/// 5 B likes a day.
+pub const LIKES_PER_S: f64 = 60_000.0;
+/// The hot post's share of likes (3 K/s of 60 K/s): it is in the coalescing simulation whose
+/// Counts writes per like come in as `Measured::counts_units_per_like`.
+pub const HOT_POST_SHARE: f64 = 0.05;
+/// Reads per like: one like per 50 posts shown in feeds (summaries of 100 posts), and one count
+/// read (a post opened on its own) per like.
+const COUNT_READS_PER_LIKE: f64 = 1.0;
+const SUMMARIES_PER_LIKE: f64 = 0.5;
+/// Count reads of posts hot enough that the API's 1 s count cache answers them (at the
+/// measured miss ratio); the rest each read DynamoDB.
+const CACHED_COUNT_READ_SHARE: f64 = 0.2;
+/// Target tracking keeps consumed capacity at this share of provisioned capacity (the
+/// console's default), so provisioned = load / this.
+pub const TARGET_UTILISATION: f64 = 0.70;
+/// The lean profile's goal (issue 23), $ per million likes.
+pub const LEAN_TARGET: f64 = 1.00;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FrontDoor {
+    HttpApi,
+    FunctionUrl,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Capacity {
+    OnDemand,
+    Provisioned { utilisation: f64 },
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Profile {
+    pub name: &'static str,
+    pub front_door: FrontDoor,
+    pub capacity: Capacity,
+    /// Added to every API request: the in-function JWT check (0 behind API Gateway).
+    pub auth_ms: f64,
+}
+
+/// The figures measured earlier in the run.
+#[derive(Debug, Clone, Copy)]
+pub struct Measured {
+    /// Counts writes per like (the coalescing simulation, hot post included).
+    pub counts_units_per_like: f64,
+    /// Aggregator invocations (batches) per like.
+    pub batches_per_like: f64,
+    /// DynamoDB reads per count request of a hot post, with the count cache.
+    pub cached_read_ratio: f64,
+    /// One JWT verification (the slower of RS256 and ES256), warm key set, ms.
+    pub jwt_ms: f64,
+}
+
+/// What one request uses.
+#[derive(Debug, Clone, Copy, Default)]
+struct Usage {
+    api_requests: f64,
+    write_units: f64,
+    read_units: f64,
+    aggregator_invocations: f64,
+}
+
+/// $ per million requests, by where it goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cost {
+    pub front_door: f64,
+    pub api_lambda: f64,
+    pub writes: f64,
+    pub reads: f64,
+    pub aggregator: f64,
+}
+
+impl Cost {
+    pub fn total(&self) -> f64 {
+        self.front_door + self.api_lambda + self.writes + self.reads + self.aggregator
+    }
+}
 
 /// $ per million invocations of `mb` MB running `ms` each.
 fn lambda(mb: f64, ms: f64) -> f64 {
     1e6 * (mb / 1024.0) * (ms / 1000.0) * LAMBDA_GB_S + LAMBDA_REQUESTS
 }
 
-/// Lines of the cost table. `counts_writes_per_like` and `batches_per_like` come from the
-/// coalescing simulation.
-pub fn table(counts_writes_per_like: f64, batches_per_like: f64) -> Vec<String> {
-    let api_lambda = lambda(256.0, 10.0);
-    // A like: 1 write of the item (~200 B, under 1 KB) + 1 to the LSI + 1 to the GSI.
-    let likes_writes = 3.0 * WRU;
-    let counts = counts_writes_per_like * WRU;
-    // One aggregator invocation per batch, ~50 ms.
-    let aggregator = batches_per_like * lambda(256.0, 50.0);
-    let per_like = API_GATEWAY + api_lambda + likes_writes + counts + aggregator;
-    let count_read = API_GATEWAY + api_lambda + 0.5 * RRU;
-    // 100 counts (eventually consistent, ≤ 4 KB each: 0.5 RRU) + 100 liked-by-me keys
-    // (strongly consistent: 1 RRU each).
-    let summary = API_GATEWAY + api_lambda + (100.0 * 0.5 + 100.0) * RRU;
-    vec![
-        format!("per million likes: ${per_like:.2} = API Gateway ${API_GATEWAY:.2} + likes-api λ ${api_lambda:.2} + Likes writes (3 WRU) ${likes_writes:.2} + Counts writes ({counts_writes_per_like:.3} WRU) ${counts:.2} + aggregator λ ${aggregator:.3}"),
-        format!("  without API Gateway (direct Lambda invoke): ${:.2}", per_like - API_GATEWAY),
-        format!("per million count reads: ${count_read:.2} (0.5 RRU ${:.4}; the count cache cuts the RRU further)", 0.5 * RRU),
-        format!("per million summaries of 100: ${summary:.2} (150 RRU ${:.2}: 50 counts + 100 strongly consistent liked-by-me)", 150.0 * RRU),
-    ]
+impl FrontDoor {
+    fn per_million(self) -> f64 {
+        match self {
+            FrontDoor::HttpApi => API_GATEWAY,
+            FrontDoor::FunctionUrl => FUNCTION_URL,
+        }
+    }
+}
+
+impl Capacity {
+    /// $ per million write units (1 KB writes). Provisioned: a WCU is one write a second for
+    /// an hour, 3,600 units, of which target tracking uses `utilisation`.
+    pub fn write_unit(self) -> f64 {
+        match self {
+            Capacity::OnDemand => WRU,
+            Capacity::Provisioned { utilisation } => 1e6 * WCU_HOUR / (3600.0 * utilisation),
+        }
+    }
+
+    /// $ per million read units (4 KB strongly consistent reads; eventually consistent ones
+    /// are half a unit in both modes).
+    pub fn read_unit(self) -> f64 {
+        match self {
+            Capacity::OnDemand => RRU,
+            Capacity::Provisioned { utilisation } => 1e6 * RCU_HOUR / (3600.0 * utilisation),
+        }
+    }
+}
+
+impl Profile {
+    pub fn default_profile() -> Self {
+        Self {
+            name: "default (HttpApi + OnDemand)",
+            front_door: FrontDoor::HttpApi,
+            capacity: Capacity::OnDemand,
+            auth_ms: 0.0,
+        }
+    }
+
+    pub fn lean(jwt_ms: f64, utilisation: f64) -> Self {
+        Self {
+            name: "lean (FunctionUrl + Provisioned)",
+            front_door: FrontDoor::FunctionUrl,
+            capacity: Capacity::Provisioned { utilisation },
+            auth_ms: jwt_ms,
+        }
+    }
+
+    fn price(&self, u: Usage) -> Cost {
+        Cost {
+            front_door: u.api_requests * self.front_door.per_million(),
+            api_lambda: u.api_requests * lambda(API_MB, API_MS + self.auth_ms),
+            writes: u.write_units * self.capacity.write_unit(),
+            reads: u.read_units * self.capacity.read_unit(),
+            aggregator: u.aggregator_invocations * lambda(AGGREGATOR_MB, AGGREGATOR_MS),
+        }
+    }
+
+    pub fn like(&self, m: &Measured) -> Cost {
+        self.price(Usage {
+            api_requests: 1.0,
+            write_units: LIKES_UNITS_PER_LIKE + m.counts_units_per_like,
+            aggregator_invocations: m.batches_per_like,
+            ..Usage::default()
+        })
+    }
+
+    pub fn count_read(&self, m: &Measured) -> Cost {
+        self.price(Usage {
+            api_requests: 1.0,
+            read_units: COUNT_READ_UNITS * db_reads_per_count_read(m),
+            ..Usage::default()
+        })
+    }
+
+    pub fn summary(&self) -> Cost {
+        self.price(Usage {
+            api_requests: 1.0,
+            read_units: SUMMARY_UNITS,
+            ..Usage::default()
+        })
+    }
+
+    /// $ a day at the design load and read mix.
+    pub fn per_day(&self, m: &Measured) -> f64 {
+        let likes_per_day_m = LIKES_PER_S * 86_400.0 / 1e6;
+        likes_per_day_m
+            * (self.like(m).total()
+                + COUNT_READS_PER_LIKE * self.count_read(m).total()
+                + SUMMARIES_PER_LIKE * self.summary().total())
+    }
+}
+
+/// DynamoDB reads per count request under the read mix.
+fn db_reads_per_count_read(m: &Measured) -> f64 {
+    CACHED_COUNT_READ_SHARE * m.cached_read_ratio + (1.0 - CACHED_COUNT_READ_SHARE)
+}
+
+/// The provisioned utilisation at which the lean profile's like costs exactly `LEAN_TARGET`.
+pub fn lean_break_even_utilisation(m: &Measured) -> Option<f64> {
+    let lean = Profile::lean(m.jwt_ms, 1.0);
+    let like = lean.like(m);
+    let budget = LEAN_TARGET - (like.total() - like.writes);
+    // At utilisation u the writes cost like.writes / u (like.writes being the cost at 100 %).
+    (budget > 0.0).then(|| like.writes / budget)
+}
+
+/// Lines of the cost table.
+pub fn table(m: &Measured) -> Vec<String> {
+    let lean = Profile::lean(m.jwt_ms, TARGET_UTILISATION);
+    let provisioned = lean.capacity;
+    let mut lines = vec![
+        format!(
+            "design load: {:.0} K likes/s ({:.2} B a day), a hot post at {:.0} K/s ({:.0} % of likes, in the coalescing figure above)",
+            LIKES_PER_S / 1e3,
+            LIKES_PER_S * 86_400.0 / 1e9,
+            LIKES_PER_S * HOT_POST_SHARE / 1e3,
+            HOT_POST_SHARE * 100.0
+        ),
+        format!(
+            "read mix, per like: {COUNT_READS_PER_LIKE} count read ({:.0} % of them of hot posts, answered by the 1 s count cache with {:.4} DynamoDB reads each; the rest 1 read each) and {SUMMARIES_PER_LIKE} feed summaries of {SUMMARY_POSTS} posts (a like per 50 posts shown)",
+            CACHED_COUNT_READ_SHARE * 100.0,
+            m.cached_read_ratio
+        ),
+        format!(
+            "provisioned at {:.0} % target utilisation: ${WCU_HOUR}/WCU-h → ${:.3} per million write units (on-demand ${WRU}); ${RCU_HOUR}/RCU-h → ${:.3} per million read units (on-demand ${RRU})",
+            TARGET_UTILISATION * 100.0,
+            provisioned.write_unit(),
+            provisioned.read_unit()
+        ),
+    ];
+    for p in [Profile::default_profile(), lean] {
+        let like = p.like(m);
+        let likes_units = LIKES_UNITS_PER_LIKE * p.capacity.write_unit();
+        let count = p.count_read(m);
+        let summary = p.summary();
+        lines.push(format!("{}:", p.name));
+        lines.push(format!(
+            "  per million likes: ${:.2} = front door ${:.2} + likes-api λ ({API_MB} MB, {:.3} ms) ${:.3} + Likes writes ({LIKES_UNITS_PER_LIKE} WU) ${:.3} + Counts writes ({:.3} WU) ${:.3} + aggregator λ ${:.3}",
+            like.total(),
+            like.front_door,
+            API_MS + p.auth_ms,
+            like.api_lambda,
+            likes_units,
+            m.counts_units_per_like,
+            like.writes - likes_units,
+            like.aggregator
+        ));
+        lines.push(format!(
+            "  per million count reads: ${:.3} = front door ${:.2} + λ ${:.3} + reads ${:.4}",
+            count.total(),
+            count.front_door,
+            count.api_lambda,
+            count.reads
+        ));
+        lines.push(format!(
+            "  per million summaries of {SUMMARY_POSTS}: ${:.2} = front door ${:.2} + λ ${:.3} + {SUMMARY_UNITS} read units ${:.2}",
+            summary.total(),
+            summary.front_door,
+            summary.api_lambda,
+            summary.reads
+        ));
+        lines.push(format!(
+            "  a day at the design load and read mix: ${:.0}",
+            p.per_day(m)
+        ));
+    }
+    let lean_like = lean.like(m).total();
+    lines.push(match lean_break_even_utilisation(m) {
+        Some(u) if lean_like <= LEAN_TARGET => format!(
+            "lean profile: ${lean_like:.2} per million likes, within the ${LEAN_TARGET:.2} target (break-even at {:.0} % utilisation)",
+            u * 100.0
+        ),
+        Some(u) => format!(
+            "lean profile: ${lean_like:.2} per million likes, OVER the ${LEAN_TARGET:.2} target at {:.0} % utilisation: the 3 + {:.3} write units per like cost ${:.3} provisioned; within target from {:.0} % utilisation",
+            TARGET_UTILISATION * 100.0,
+            m.counts_units_per_like,
+            lean.like(m).writes,
+            u * 100.0
+        ),
+        None => format!(
+            "lean profile: ${lean_like:.2} per million likes, OVER the ${LEAN_TARGET:.2} target at any utilisation"
+        ),
+    });
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured() -> Measured {
+        Measured {
+            counts_units_per_like: 0.235,
+            batches_per_like: 0.0002,
+            cached_read_ratio: 0.0005,
+            jwt_ms: 0.03,
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn the_default_profile_keeps_its_published_figure() {
+        let like = Profile::default_profile().like(&measured());
+        assert!((like.total() - 3.26).abs() < 0.005, "{like:?}");
+        assert!(close(like.front_door, API_GATEWAY));
+        assert!(close(like.writes, (3.0 + 0.235) * WRU));
+    }
+
+    #[test]
+    fn provisioned_writes_are_priced_per_capacity_hour_at_the_utilisation() {
+        let m = measured();
+        let lean = Profile::lean(m.jwt_ms, 0.7);
+        let like = lean.like(&m);
+        // 3.235 units a like; a WCU-hour serves 3,600 units, 70 % of them used.
+        let per_unit = WCU_HOUR / (3600.0 * 0.7);
+        assert!(close(like.writes, 3.235 * per_unit * 1e6), "{like:?}");
+        assert!(
+            !close(like.writes, 3.235 * WRU),
+            "provisioned priced as on-demand"
+        );
+        assert!(
+            !close(like.writes, 3.235 * WCU_HOUR * 1e6),
+            "a WCU-hour is not a unit"
+        );
+        // Reads likewise, from the RCU-hour.
+        let summary = lean.summary();
+        assert!(close(
+            summary.reads,
+            150.0 * RCU_HOUR / (3600.0 * 0.7) * 1e6
+        ));
+        assert!(!close(summary.reads, 150.0 * RRU));
+        // Lower utilisation, dearer units.
+        assert!(Profile::lean(0.0, 0.5).like(&m).writes > like.writes);
+    }
+
+    #[test]
+    fn the_function_url_costs_nothing_per_request_but_the_jwt_check_adds_duration() {
+        let m = measured();
+        let default = Profile::default_profile().like(&m);
+        let lean = Profile::lean(m.jwt_ms, 0.7).like(&m);
+        assert!(close(lean.front_door, 0.0));
+        assert!(lean.api_lambda > default.api_lambda);
+        let extra = lean.api_lambda - default.api_lambda;
+        assert!(close(extra, 1e6 * 0.25 * (0.03 / 1000.0) * LAMBDA_GB_S));
+    }
+
+    #[test]
+    fn the_break_even_utilisation_prices_a_like_at_the_target() {
+        let m = measured();
+        let u = lean_break_even_utilisation(&m).unwrap();
+        assert!(u > 0.0 && u < 1.0, "{u}");
+        let at = Profile::lean(m.jwt_ms, u).like(&m).total();
+        assert!((at - LEAN_TARGET).abs() < 1e-9, "{at}");
+    }
+
+    #[test]
+    fn the_count_cache_only_lowers_reads_of_hot_posts() {
+        let m = measured();
+        let reads = Profile::default_profile().count_read(&m).reads;
+        let uncached = COUNT_READ_UNITS * RRU;
+        assert!(reads < uncached && reads > uncached * (1.0 - CACHED_COUNT_READ_SHARE));
+    }
 }

@@ -7,6 +7,7 @@ mod coalesce;
 mod cost;
 mod gen;
 mod hot_path;
+mod jwt_cost;
 mod xray_cost;
 
 use std::path::PathBuf;
@@ -133,12 +134,14 @@ async fn all() {
     }
 
     println!("\n== DynamoDB reads per 10,000 count requests of one post, one execution environment, 2,000 requests/s");
+    let mut cached_read_ratio = 1.0;
     for ttl in [Duration::ZERO, Duration::from_secs(1)] {
         let (n, reads, secs) = cache_reads::reads(ttl, 10_000, 2_000).await;
         println!(
             "  cache TTL {} ms: {reads} reads for {n} requests over {secs:.1} s",
             ttl.as_millis()
         );
+        cached_read_ratio = reads as f64 / n as f64;
     }
 
     println!("\n== X-Ray (Tracing=Active): a GetItem against a loopback stub that answers at once, without and with the interceptor");
@@ -151,8 +154,30 @@ async fn all() {
         x.datagrams_per_call
     );
 
-    println!("\n== cost model (list prices, us-east-1 on-demand; from the figures above)");
-    for line in cost::table(last.0, last.1) {
+    println!("\n== the JWT checked in the function (FunctionUrl profile): RS256 and ES256, against a loopback JWKS");
+    let jwt = jwt_cost::measure().await;
+    println!(
+        "  one verification, key set warm: RS256 {:.1} µs, ES256 {:.1} µs",
+        jwt.rs256_us, jwt.es256_us
+    );
+    println!(
+        "  an environment's first verification (JWKS fetch over loopback http + parse + verify): {:.2} ms (median of 21)",
+        jwt.first_fetch_ms
+    );
+    println!(
+        "  loading the system's root certificates before the first https fetch: {:.2} ms (the TLS handshake and the round trip to the issuer come on top; none of it with LIKES_JWKS inline)",
+        jwt.roots_ms
+    );
+
+    println!("\n== cost model (us-east-1 list prices; from the figures above)");
+    let measured = cost::Measured {
+        counts_units_per_like: last.0,
+        batches_per_like: last.1,
+        cached_read_ratio,
+        // The slower of the two algorithms: the issuer's choice, not ours.
+        jwt_ms: jwt.rs256_us.max(jwt.es256_us) / 1e3,
+    };
+    for line in cost::table(&measured) {
         println!("  {line}");
     }
 }
