@@ -4,6 +4,10 @@
 //! like/unlike histories, against an independent model of what must be published. In-memory
 //! stores (pure logic: no emulator); the aggregator counts ahead of each batch.
 
+mod common;
+
+use common::world::{count_ahead, records, Rec, World};
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -14,10 +18,8 @@ use likes_core::store::events::{Pair, PairState, SuppressionStore};
 use likes_core::store::memory::{
     BusFaults, MemoryBus, MemoryCounts, MemoryMilestones, MemorySuppression,
 };
-use likes_core::{
-    bucket_of, BucketWrite, CountsLedger, PostBucket, PostId, Seq, StoreError, UserId,
-};
-use likes_sim::stream::{batch, StreamRecord};
+use likes_core::{PostId, StoreError, UserId};
+use likes_sim::stream::batch;
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -73,57 +75,6 @@ fn delivery() -> impl Strategy<Value = Delivery> {
     ]
 }
 
-#[derive(Debug, Clone)]
-struct Rec {
-    insert: bool,
-    post: usize,
-    user: usize,
-    seq: String,
-    t: i64,
-}
-
-/// Turns (user, post, like?, pause) operations into the records the Likes table's stream has.
-fn records(ops: &[(usize, usize, bool, i64)]) -> Vec<Rec> {
-    let mut liked = BTreeSet::new();
-    let mut t = 1_764_000_000;
-    let mut seq = 100_000_000_000_000_000_000u128;
-    let mut out = Vec::new();
-    for &(user, post, like, pause) in ops {
-        t += pause;
-        let changed = if like {
-            liked.insert((user, post))
-        } else {
-            liked.remove(&(user, post))
-        };
-        if changed {
-            seq += 1 + seq % 5;
-            out.push(Rec {
-                insert: like,
-                post,
-                user,
-                seq: seq.to_string(),
-                t,
-            });
-        }
-    }
-    out
-}
-
-struct World {
-    posts: Vec<PostId>,
-    users: Vec<UserId>,
-}
-
-impl World {
-    fn json(&self, r: &Rec) -> Value {
-        let row = PostBucket::for_like(&self.posts[r.post], &self.users[r.user]);
-        let name = if r.insert { "INSERT" } else { "REMOVE" };
-        StreamRecord::likes(name, &row.to_string(), self.users[r.user].as_str(), &r.seq)
-            .created(r.t as f64)
-            .to_json()
-    }
-}
-
 /// What must be published: per record its change; the model's notifications and retractions
 /// (by record index); per post the milestones of every count the batches could read.
 fn expected_notifications(recs: &[Rec]) -> (BTreeSet<usize>, BTreeMap<usize, usize>) {
@@ -145,25 +96,6 @@ fn expected_notifications(recs: &[Rec]) -> (BTreeSet<usize>, BTreeMap<usize, usi
         }
     }
     (notified, retracted)
-}
-
-async fn count_ahead(counts: &MemoryCounts, w: &World, recs: &[Rec]) {
-    for r in recs {
-        let seq = Seq::parse(&r.seq).expect("seq");
-        let write = BucketWrite {
-            bucket: bucket_of(&w.users[r.user]),
-            delta: if r.insert { 1 } else { -1 },
-            first: seq,
-            last: seq,
-            last_created: r.t,
-            window: None,
-            records: 1,
-        };
-        counts
-            .apply(&w.posts[r.post], &[write])
-            .await
-            .expect("counted");
-    }
 }
 
 async fn run_case(
@@ -345,55 +277,4 @@ async fn toggling_notifies_once_and_retracts_once() {
     for size in [1, 2, 5] {
         run_case(&ops, size, &[]).await.expect("the model's events");
     }
-}
-
-/// A batch delivered again (a lost answer, a bisect's retry) publishes each of its records'
-/// events again under the same ids: suppression never swallows the event of a retried record.
-#[tokio::test(start_paused = true)]
-async fn a_redelivered_batch_publishes_its_events_again_under_the_same_ids() {
-    let w = World {
-        posts: vec![PostId::new_random()],
-        users: vec![UserId::new_random()],
-    };
-    let recs = records(&[(0, 0, true, 1), (0, 0, false, 1), (0, 0, true, 1)]);
-    let bus = MemoryBus::default();
-    let counts = MemoryCounts::default();
-    count_ahead(&counts, &w, &recs).await;
-    let f = LikeEvents {
-        suppression: MemorySuppression::default(),
-        milestones: MemoryMilestones::default(),
-        counts,
-        bus: bus.clone(),
-        settings: Settings::from(EventRules {
-            published: Published::Notifications,
-            window: Duration::from_secs(W),
-            count_wait: Duration::ZERO,
-            concurrency: 2,
-        }),
-    };
-    let text = batch(recs.iter().map(|r| w.json(r)).collect()).to_string();
-    let ids = |from: usize| -> Vec<(String, String)> {
-        bus.accepted()[from..]
-            .iter()
-            .map(|e| {
-                let d: Value = serde_json::from_str(&e.detail).unwrap();
-                (
-                    e.detail_type.to_owned(),
-                    d["event_id"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect()
-    };
-    let first = f.process_json(&text, None).await.unwrap();
-    assert_eq!(first.checkpoint, None);
-    let once = ids(0);
-    let kinds: Vec<&str> = once.iter().map(|(t, _)| t.as_str()).collect();
-    assert_eq!(
-        kinds,
-        ["LikeNotification", "LikeRetraction", "LikeMilestone"]
-    );
-    let again = f.process_json(&text, None).await.unwrap();
-    assert_eq!(again.checkpoint, None);
-    // The notification, the retraction, and the milestone the last like announced: again.
-    assert_eq!(ids(once.len()), once);
 }

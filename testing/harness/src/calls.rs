@@ -126,7 +126,11 @@ fn iam_actions(operation: &str) -> Vec<String> {
             .iter()
             .map(|a| format!("dynamodb:{a}"))
             .collect(),
-        other => vec![other.to_owned()],
+        // The SDK names EventBridge's service `eventbridge`; IAM's prefix is `events`.
+        other => match other.strip_prefix("eventbridge:") {
+            Some(op) => vec![format!("events:{op}")],
+            None => vec![other.to_owned()],
+        },
     }
 }
 

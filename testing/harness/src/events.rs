@@ -11,10 +11,11 @@ use serde_json::Value;
 use crate::Tables;
 
 /// Every function an event in the manifest may be for.
-pub const FUNCTIONS: [&str; 3] = [
+pub const FUNCTIONS: [&str; 4] = [
     "LikesApiFunction",
     "CountAggregatorFunction",
     "EraseWorkerFunction",
+    "LikeEventsFunction",
 ];
 
 pub fn dir() -> PathBuf {
