@@ -14,7 +14,6 @@ cd "$root"
 # configuration and an OPTIONS route, both under the CorsOn condition).
 plain="$(mktemp -t translated.XXXXXX.json)"
 cors="$(mktemp -t translated-cors.XXXXXX.json)"
-trap 'rm -f "$plain" "$cors"' EXIT
 translate() {
   "$venv/bin/python" - "$1" "$2" <<'PY'
 import json, sys
@@ -42,11 +41,19 @@ parameters = json.loads(sys.argv[2])
 json.dump(transform(template, parameters, ManagedPolicies()), open(sys.argv[1], "w"), indent=1)
 PY
 }
-# The nested monitoring stack is plain CloudFormation: linted as it is.
-"$venv/bin/cfn-lint" monitoring.yaml
+# The nested stacks (monitoring, provisioned capacity) are plain CloudFormation: linted as they are.
+"$venv/bin/cfn-lint" monitoring.yaml capacity.yaml
 translate "$plain" '{}'
 translate "$cors" '{"AllowedOrigins": "https://example.com,http://127.0.0.1:3001"}'
-for out in "$plain" "$cors"; do
+# Every front door with every capacity mode (the lean profile is FunctionUrl + Provisioned).
+api_prov="$(mktemp -t translated-api-prov.XXXXXX.json)"
+url_ondemand="$(mktemp -t translated-url.XXXXXX.json)"
+lean="$(mktemp -t translated-lean.XXXXXX.json)"
+trap 'rm -f "$plain" "$cors" "$api_prov" "$url_ondemand" "$lean"' EXIT
+translate "$api_prov" '{"CapacityMode": "Provisioned"}'
+translate "$url_ondemand" '{"FrontDoor": "FunctionUrl"}'
+translate "$lean" '{"FrontDoor": "FunctionUrl", "CapacityMode": "Provisioned", "AllowedOrigins": "https://example.com"}'
+for out in "$plain" "$cors" "$api_prov" "$url_ondemand" "$lean"; do
   "$venv/bin/cfn-lint" "$out"
   # Least privilege: no role may hold a managed policy beyond basic logging and X-Ray's write-only
   # policy (which SAM attaches whenever `Tracing` comes from a parameter, whatever its value);
@@ -91,5 +98,10 @@ for name, t, origins in (("defaults", plain, ""),
     if (cond, off) != ("CorsOn", {"Ref": "AWS::NoValue"}) or "security" in on \
             or on["x-amazon-apigateway-integration"]["type"] != "aws_proxy":
         sys.exit(f"{name}: the OPTIONS route must be conditional, integrated and unauthorized")
-print("template OK: valid SAM, cfn-lint clean with and without AllowedOrigins, least-privilege roles")
+    # Every other method goes to the function through the JWT authorizer.
+    any_method = body["paths"]["/{proxy+}"]["x-amazon-apigateway-any-method"]
+    if any_method.get("security") != [{"LikesJwt": []}] \
+            or any_method["x-amazon-apigateway-integration"]["type"] != "aws_proxy":
+        sys.exit(f"{name}: ANY /{{proxy+}} must be integrated and behind the JWT authorizer: {any_method}")
+print("template OK: valid SAM, cfn-lint clean for each front door, capacity mode and CORS setting, least-privilege roles")
 PY

@@ -31,8 +31,11 @@ fn of_type<'a>(t: &'a Value, kind: &str) -> Vec<(&'a str, &'a Value)> {
         .collect()
 }
 
-/// Each metric an alarm watches: (namespace, metric name, the parameters its dimensions name).
-fn watched(alarm: &Value) -> Vec<(String, String, BTreeSet<String>)> {
+/// A metric an alarm watches: (namespace, metric name, the parameters its dimensions name).
+type Watched = (String, String, BTreeSet<String>);
+
+/// Each metric an alarm watches.
+fn watched(alarm: &Value) -> Vec<Watched> {
     let p = &alarm["Properties"];
     let refs = |dims: &Value| -> BTreeSet<String> {
         dims.as_sequence()
@@ -62,7 +65,7 @@ fn watched(alarm: &Value) -> Vec<(String, String, BTreeSet<String>)> {
     )]
 }
 
-fn alarms(m: &Value) -> Vec<(&str, Vec<(String, String, BTreeSet<String>)>)> {
+fn alarms(m: &Value) -> Vec<(&str, Vec<Watched>)> {
     of_type(m, "AWS::CloudWatch::Alarm")
         .into_iter()
         .map(|(name, a)| (name, watched(a)))
@@ -319,4 +322,159 @@ fn every_parameter_is_explained_in_the_deploy_guide() {
             "docs/deploy.md does not explain the parameter {name}"
         );
     }
+}
+
+/// `(condition, then, else)` of an `!If`.
+fn if_parts(v: &Value) -> (&str, &Value, &Value) {
+    let Value::Tagged(t) = v else {
+        panic!("expected !If, got {v:?}")
+    };
+    assert_eq!(t.tag, "If");
+    let parts = t.value.as_sequence().expect("!If parts");
+    (
+        parts[0].as_str().expect("a condition"),
+        &parts[1],
+        &parts[2],
+    )
+}
+
+#[test]
+fn each_front_door_is_whole_and_only_one_exists() {
+    let root = load("template.yaml");
+    let r = &root["Resources"];
+    let condition = |name: &str| r[name]["Condition"].as_str().map(str::to_owned);
+    // API Gateway: the API, its invoke permission, its access log.
+    for name in ["LikesHttpApi", "ApiInvokePermission", "ApiAccessLogGroup"] {
+        assert_eq!(condition(name).as_deref(), Some("UseHttpApi"), "{name}");
+    }
+    // The function URL: public (the function verifies the token), with both permissions a
+    // public URL needs since October 2025.
+    for name in [
+        "LikesApiFunctionUrl",
+        "FunctionUrlPublicAccess",
+        "FunctionUrlInvoke",
+    ] {
+        assert_eq!(condition(name).as_deref(), Some("UseFunctionUrl"), "{name}");
+    }
+    assert_eq!(
+        r["LikesApiFunctionUrl"]["Properties"]["AuthType"].as_str(),
+        Some("NONE")
+    );
+    let actions: BTreeSet<&str> = ["FunctionUrlPublicAccess", "FunctionUrlInvoke"]
+        .iter()
+        .map(|n| r[*n]["Properties"]["Action"].as_str().expect("an action"))
+        .collect();
+    assert_eq!(
+        actions,
+        BTreeSet::from(["lambda:InvokeFunctionUrl", "lambda:InvokeFunction"])
+    );
+    assert_eq!(
+        r["FunctionUrlInvoke"]["Properties"]["InvokedViaFunctionUrl"].as_bool(),
+        Some(true)
+    );
+    // The function verifies tokens exactly when nothing in front of it does.
+    let env = &r["LikesApiFunction"]["Properties"]["Environment"]["Variables"];
+    let (cond, url, api) = if_parts(&env["LIKES_AUTH"]);
+    assert_eq!(
+        (cond, url.as_str(), api.as_str()),
+        ("UseFunctionUrl", Some("jwt"), Some("authorizer"))
+    );
+    assert_eq!(reference(&env["LIKES_JWT_ISSUER"]), Some("JwtIssuer"));
+    // One URL output either way; the API alarms follow the door.
+    let (cond, _, _) = if_parts(&root["Outputs"]["ApiUrl"]["Value"]);
+    assert_eq!(cond, "UseHttpApi");
+    let m = load("monitoring.yaml");
+    assert!(alarmed(&m, "AWS/Lambda", "Url5xxCount", "LikesApiFunction"));
+    assert!(alarmed(
+        &m,
+        "AWS/Lambda",
+        "UrlRequestLatency",
+        "LikesApiFunction"
+    ));
+    let mr = &m["Resources"];
+    assert_eq!(
+        mr["ApiServerErrorRateAlarm"]["Condition"].as_str(),
+        Some("HasHttpApi")
+    );
+    assert_eq!(
+        mr["FunctionUrlServerErrorRateAlarm"]["Condition"].as_str(),
+        Some("HasFunctionUrl")
+    );
+}
+
+#[test]
+fn provisioned_capacity_scales_every_table_and_index_it_provisions() {
+    let root = load("template.yaml");
+    let r = &root["Resources"];
+    assert_eq!(r["Capacity"]["Condition"].as_str(), Some("Provisioned"));
+    let passed = r["Capacity"]["Properties"]["Parameters"].clone();
+    let capacity = load("capacity.yaml");
+    let targets: Vec<(String, String)> =
+        of_type(&capacity, "AWS::ApplicationAutoScaling::ScalableTarget")
+            .into_iter()
+            .map(|(_, t)| {
+                let p = &t["Properties"];
+                let Value::Tagged(sub) = &p["ResourceId"] else {
+                    panic!("ResourceId is a !Sub")
+                };
+                (
+                    sub.value.as_str().expect("a string").to_owned(),
+                    p["ScalableDimension"]
+                        .as_str()
+                        .expect("a dimension")
+                        .to_owned(),
+                )
+            })
+            .collect();
+    for (name, table) in of_type(&root, "AWS::DynamoDB::Table") {
+        let billing = &table["Properties"]["BillingMode"];
+        if billing.as_str() == Some("PAY_PER_REQUEST") {
+            continue; // always on demand (the event state table)
+        }
+        let (cond, on, off) = if_parts(billing);
+        assert_eq!(
+            (cond, on.as_str(), off.as_str()),
+            ("Provisioned", Some("PROVISIONED"), Some("PAY_PER_REQUEST")),
+            "{name}"
+        );
+        let param = passed
+            .as_mapping()
+            .expect("parameters")
+            .iter()
+            .find(|(_, v)| reference(v) == Some(name))
+            .and_then(|(k, _)| k.as_str())
+            .unwrap_or_else(|| panic!("{name} is not passed to the capacity stack"));
+        for dim in [
+            "dynamodb:table:ReadCapacityUnits",
+            "dynamodb:table:WriteCapacityUnits",
+        ] {
+            assert!(
+                targets.contains(&(format!("table/${{{param}}}"), dim.to_owned())),
+                "{name} does not scale {dim}: {targets:?}"
+            );
+        }
+        for gsi in table["Properties"]["GlobalSecondaryIndexes"]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+        {
+            let (cond, _, _) = if_parts(&gsi["ProvisionedThroughput"]);
+            assert_eq!(cond, "Provisioned");
+            for dim in [
+                "dynamodb:index:ReadCapacityUnits",
+                "dynamodb:index:WriteCapacityUnits",
+            ] {
+                assert!(
+                    targets.iter().any(|(id, d)| id
+                        .starts_with(&format!("table/${{{param}}}/index/"))
+                        && d == dim),
+                    "{name}'s index does not scale {dim}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        of_type(&capacity, "AWS::ApplicationAutoScaling::ScalingPolicy").len(),
+        targets.len()
+    );
 }
