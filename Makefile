@@ -11,6 +11,7 @@ test:
 unit:
 	cargo test --workspace --lib --bins
 	cargo test -p likes-api --test no_panic
+	cargo test -p like-events --test delivery_model --test batches
 	cargo test -p likes-harness --test aggregator_model --test ids_model --test recount_model --test repair_model -- --skip on_dynamodb
 
 # schemathesis against the local stack, from openapi.yaml (also part of `make test`).
