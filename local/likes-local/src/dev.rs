@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use count_aggregator::{Aggregator, Settings as AggregatorSettings};
 use likes_aws::dynamo::schema::{COUNTS, EVENT_STATE, LIKES};
+use likes_aws::env::Published;
 use likes_aws::eventbridge::{bus_to_queue, EventBridgeBus};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
 use likes_aws::{DynamoCounts, DynamoLikes, DynamoMilestones, DynamoSuppression};
@@ -194,9 +195,16 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         tokio::spawn(demo::serve(l, demo))
     });
     let eraser = tokio::spawn(erase_poller::run(sqs.clone(), erase_queue, erase_worker));
+    // With nothing to publish the events mapping is not run: on Lambda it would be invoked and
+    // do nothing (invariant 9); here it would only add requests to the one-at-a-time emulator.
+    let events_on = settings.event_rules.published != Published::None;
     let feeder = {
         let feed = Arc::clone(&feed);
-        tokio::spawn(async move { feed.poll(sqs, events_queue).await })
+        tokio::spawn(async move {
+            if events_on {
+                feed.poll(sqs, events_queue).await
+            }
+        })
     };
     tracing::info!(
         "like events ({:?}) on the bus {:?}, every one delivered to the queue {EVENTS_QUEUE}: GET /_local/events",
@@ -230,7 +238,13 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     // it runs on this task, next to the shutdown signal.
     tokio::select! {
         _ = mapping.run(shutdown_signal()) => {}
-        _ = events_mapping.run(std::future::pending::<()>()) => {}
+        _ = async {
+            if events_on {
+                events_mapping.run(std::future::pending::<()>()).await
+            } else {
+                std::future::pending::<()>().await
+            }
+        } => {}
         _ = publish => {}
     }
     tracing::info!("stopping");

@@ -131,7 +131,7 @@ pub struct Options {
     pub state_dir: Option<PathBuf>,
     /// `LIKES_ALLOWED_ORIGINS` (the demo page's origin is allowed whatever this says).
     pub allowed_origins: Option<String>,
-    /// `LIKES_PUBLISHED_EVENTS` (unset: the default, notifications).
+    /// `LIKES_PUBLISHED_EVENTS` (unset: `none`, and the events mapping does not run).
     pub published_events: Option<String>,
 }
 
@@ -174,10 +174,11 @@ impl Stack {
         if let Some(seed) = opts.chaos_seed {
             cmd.env("LIKES_LOCAL_CHAOS", seed.to_string());
         }
-        match &opts.published_events {
-            Some(p) => cmd.env("LIKES_PUBLISHED_EVENTS", p),
-            None => cmd.env_remove("LIKES_PUBLISHED_EVENTS"),
-        };
+        // Tests of other things publish no events: the emulator answers one request at a time.
+        cmd.env(
+            "LIKES_PUBLISHED_EVENTS",
+            opts.published_events.as_deref().unwrap_or("none"),
+        );
         let state = opts.state_dir.clone().unwrap_or_else(|| {
             std::env::temp_dir().join(format!("likes-local-{}", uuid::Uuid::new_v4().simple()))
         });
