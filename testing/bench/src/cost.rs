@@ -23,12 +23,16 @@ const FUNCTION_URL: f64 = 0.0;
 /// Lambda arm64: $ per GB-second, and per million requests. <https://aws.amazon.com/lambda/pricing/>
 const LAMBDA_GB_S: f64 = 0.000_013_333_4;
 const LAMBDA_REQUESTS: f64 = 0.20;
+/// Lambda gives a function CPU in proportion to its memory, one vCPU at 1,769 MB, so CPU-bound
+/// work measured on a full core takes this many MB / memory times longer.
+/// <https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html>
+pub const LAMBDA_MB_PER_VCPU: f64 = 1769.0;
 
 // ---- What the functions and tables use per request (counted, not priced). ----
 
 /// likes-api: memory and mean duration of a request (the README's figure). Lambda bills whole
 /// milliseconds, so a mean of 10 ms is ~10.5 ms billed; the model uses the mean.
-const API_MB: f64 = 256.0;
+pub const API_MB: f64 = 256.0;
 const API_MS: f64 = 10.0;
 /// count-aggregator: one invocation per batch.
 const AGGREGATOR_MB: f64 = 256.0;
@@ -79,7 +83,8 @@ pub struct Profile {
     pub name: &'static str,
     pub front_door: FrontDoor,
     pub capacity: Capacity,
-    /// Added to every API request: the in-function JWT check (0 behind API Gateway).
+    /// Added to every API request: the in-function JWT check on a full core (0 behind API
+    /// Gateway); slower by the function's CPU share (`cpu_ms`).
     pub auth_ms: f64,
 }
 
@@ -119,6 +124,11 @@ impl Cost {
     pub fn total(&self) -> f64 {
         self.front_door + self.api_lambda + self.writes + self.reads + self.aggregator
     }
+}
+
+/// How long CPU-bound work measured at `ms` on a full core takes in a function of `mb` MB.
+pub fn cpu_ms(ms: f64, mb: f64) -> f64 {
+    ms * (LAMBDA_MB_PER_VCPU / mb).max(1.0)
 }
 
 /// $ per million invocations of `mb` MB running `ms` each.
@@ -174,10 +184,15 @@ impl Profile {
         }
     }
 
+    /// A request's mean duration in likes-api.
+    pub fn api_ms(&self) -> f64 {
+        API_MS + cpu_ms(self.auth_ms, API_MB)
+    }
+
     fn price(&self, u: Usage) -> Cost {
         Cost {
             front_door: u.api_requests * self.front_door.per_million(),
-            api_lambda: u.api_requests * lambda(API_MB, API_MS + self.auth_ms),
+            api_lambda: u.api_requests * lambda(API_MB, self.api_ms()),
             writes: u.write_units * self.capacity.write_unit(),
             reads: u.read_units * self.capacity.read_unit(),
             aggregator: u.aggregator_invocations * lambda(AGGREGATOR_MB, AGGREGATOR_MS),
@@ -267,7 +282,7 @@ pub fn table(m: &Measured) -> Vec<String> {
             "  per million likes: ${:.2} = front door ${:.2} + likes-api λ ({API_MB} MB, {:.3} ms) ${:.3} + Likes writes ({LIKES_UNITS_PER_LIKE} WU) ${:.3} + Counts writes ({:.3} WU) ${:.3} + aggregator λ ${:.3}",
             like.total(),
             like.front_door,
-            API_MS + p.auth_ms,
+            p.api_ms(),
             like.api_lambda,
             likes_units,
             m.counts_units_per_like,
@@ -372,8 +387,14 @@ mod tests {
         let lean = Profile::lean(m.jwt_ms, 0.7).like(&m);
         assert!(close(lean.front_door, 0.0));
         assert!(lean.api_lambda > default.api_lambda);
+        // 0.03 ms on a full core is 0.03 × 1769 / 256 ms at 256 MB's CPU share.
         let extra = lean.api_lambda - default.api_lambda;
-        assert!(close(extra, 1e6 * 0.25 * (0.03 / 1000.0) * LAMBDA_GB_S));
+        let at_256 = 0.03 * 1769.0 / 256.0;
+        assert!(close(extra, 1e6 * 0.25 * (at_256 / 1000.0) * LAMBDA_GB_S));
+        assert!(
+            close(cpu_ms(0.03, 4096.0), 0.03),
+            "never faster than a full core"
+        );
     }
 
     #[test]

@@ -168,6 +168,14 @@ async fn all() {
         "  loading the system's root certificates before the first https fetch: {:.2} ms (the TLS handshake and the round trip to the issuer come on top; none of it with LIKES_JWKS inline)",
         jwt.roots_ms
     );
+    println!(
+        "  on a full core; at likes-api's {} MB (1/{:.1} vCPU): RS256 {:.2} ms, ES256 {:.2} ms per request, root certificates {:.0} ms per cold start",
+        cost::API_MB,
+        cost::LAMBDA_MB_PER_VCPU / cost::API_MB,
+        cost::cpu_ms(jwt.rs256_us / 1e3, cost::API_MB),
+        cost::cpu_ms(jwt.es256_us / 1e3, cost::API_MB),
+        cost::cpu_ms(jwt.roots_ms, cost::API_MB)
+    );
 
     println!("\n== cost model (us-east-1 list prices; from the figures above)");
     let measured = cost::Measured {
