@@ -72,8 +72,16 @@ where
     if rules.published == Mode::None {
         return report;
     }
-    let stop_at = deadline.map(|d| d - 2 * f.settings.budget);
-    if stop_at.is_some_and(|s| Instant::now() >= s) {
+    // Time left before the deadline, less a call's and the state writes' (never an instant
+    // computed below the deadline: shortly after boot that would underflow the clock).
+    let reserve = 2 * f.settings.budget;
+    let left = || {
+        deadline.map(|d| {
+            d.saturating_duration_since(Instant::now())
+                .saturating_sub(reserve)
+        })
+    };
+    if left().is_some_and(|l| l.is_zero()) {
         report.checkpoint = Some(first.seq.raw().to_owned());
         return report;
     }
@@ -104,10 +112,7 @@ where
             PairRun { seen, steps }
         })
         .collect();
-    let until = {
-        let wait = Instant::now() + rules.count_wait;
-        stop_at.map_or(wait, |s| s.min(wait))
-    };
+    let until = Instant::now() + left().map_or(rules.count_wait, |l| l.min(rules.count_wait));
     let posts = milestone_runs(f, &parsed, until, &mut report).await;
     let planned = plan(&parsed, &runs, &posts, rules.published, &mut report);
 
@@ -116,7 +121,8 @@ where
         &planned,
         Limits {
             lanes: rules.concurrency,
-            stop_at,
+            deadline,
+            reserve,
         },
     )
     .await;

@@ -62,11 +62,13 @@ impl Published {
     }
 }
 
-/// When to stop starting calls: the deadline less a call's and the state writes' time.
+/// Lanes at once, and when to stop starting calls: `reserve` (a call's and the state writes'
+/// time) before the deadline.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub lanes: usize,
-    pub stop_at: Option<Instant>,
+    pub deadline: Option<Instant>,
+    pub reserve: Duration,
 }
 
 pub async fn publish<B: EventBus>(bus: &B, planned: &[Planned], limits: Limits) -> Published {
@@ -79,7 +81,7 @@ pub async fn publish<B: EventBus>(bus: &B, planned: &[Planned], limits: Limits) 
     let runs = by_lane
         .iter()
         .filter(|l| !l.is_empty())
-        .map(|lane| run_lane(bus, planned, lane, limits.stop_at, &lowest_failed));
+        .map(|lane| run_lane(bus, planned, lane, limits, &lowest_failed));
     let mut out = Published {
         fates: vec![None; planned.len()],
         retried: 0,
@@ -97,14 +99,16 @@ async fn run_lane<B: EventBus>(
     bus: &B,
     planned: &[Planned],
     lane: &[usize],
-    stop_at: Option<Instant>,
+    limits: Limits,
     lowest_failed: &AtomicUsize,
 ) -> (Vec<(usize, Fate)>, usize) {
     let mut fates = Vec::with_capacity(lane.len());
     let mut retried = 0;
     let mut queue: &[usize] = lane;
     while !queue.is_empty() {
-        let late = stop_at.is_some_and(|s| Instant::now() >= s);
+        let late = limits
+            .deadline
+            .is_some_and(|d| d.saturating_duration_since(Instant::now()) < limits.reserve);
         // Entries after a failed record are redelivered anyway: do not pay for them twice.
         let floor = lowest_failed.load(Ordering::Relaxed);
         let (send, skip): (Vec<usize>, Vec<usize>) = queue

@@ -114,3 +114,59 @@ async fn none_publishes_reads_and_writes_nothing() {
     let pair = (w.posts[0].clone(), w.users[0].clone());
     assert_eq!(suppression.get_now(&pair), None);
 }
+
+/// A bus taking a second a call: a brownout.
+struct SlowBus(MemoryBus);
+
+impl likes_core::store::events::EventBus for SlowBus {
+    async fn put(
+        &self,
+        entries: &[likes_core::store::events::BusEntry],
+    ) -> Result<Vec<Option<String>>, likes_core::StoreError> {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        self.0.put(entries).await
+    }
+}
+
+/// Invariant 8: near the deadline no call is started; the batch answers before it, reporting
+/// the first record whose event was not sent, and the redelivery sends the rest.
+#[tokio::test(start_paused = true)]
+async fn a_slow_bus_never_runs_the_batch_past_its_deadline() {
+    let w = World {
+        posts: (0..50).map(|_| PostId::new_random()).collect(),
+        users: vec![UserId::new_random()],
+    };
+    // Fifty unlikes of likes made before: one LikeRemoved each, nothing else.
+    let recs: Vec<_> = records(&(0..50).map(|p| (0, p, true, 1)).collect::<Vec<_>>())
+        .into_iter()
+        .map(|mut r| {
+            r.insert = false;
+            r
+        })
+        .collect();
+    let bus = MemoryBus::default();
+    let f = LikeEvents {
+        suppression: MemorySuppression::default(),
+        milestones: MemoryMilestones::default(),
+        counts: MemoryCounts::default(),
+        bus: SlowBus(bus.clone()),
+        settings: Settings::from(EventRules {
+            published: Published::All,
+            concurrency: 1,
+            ..EventRules::default()
+        }),
+    };
+    let started = tokio::time::Instant::now();
+    let deadline = started + Duration::from_secs(20);
+    let text = batch(recs.iter().map(|r| w.json(r)).collect()).to_string();
+    let report = f.process_json(&text, Some(deadline)).await.unwrap();
+    // Calls start while at least 18 s (twice the 9 s budget) are left: at 0, 1 and 2 s.
+    assert_eq!(started.elapsed(), Duration::from_secs(3));
+    assert_eq!(bus.accepted().len(), 30);
+    assert_eq!(report.checkpoint.as_deref(), Some(recs[30].seq.as_str()));
+    assert_eq!(report.unsent_entries, 20);
+    let rest = batch(recs[30..].iter().map(|r| w.json(r)).collect()).to_string();
+    let again = f.process_json(&rest, None).await.unwrap();
+    assert_eq!(again.checkpoint, None);
+    assert_eq!(bus.accepted().len(), 50);
+}
