@@ -49,7 +49,7 @@ build:
 # Python peer's venv is made on first run). `make bench EVENT=path.json` decodes + groups a
 # captured Lambda stream event and prints records/s. Figures only: nothing is asserted.
 bench:
-	EVENT="$(EVENT)" testing/bench.sh
+	EVENT="$(EVENT)" scripts/bench.sh
 
 # A short end-to-end check of a deployed stack (like, read back, count converging, listings,
 # summary, unlike, count back), right after `sam deploy`; exits non-zero naming the failed step.

@@ -30,6 +30,11 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         // A function URL has no authorizer: this function verifies the bearer token. Its
         // settings are checked now, so that a misconfigured function fails at start.
         let verifier = likes_auth::Verifier::from_env()?;
+        // The issuer's keys now, during init, not on the first request (a TLS handshake and a
+        // round trip). If the issuer cannot be reached, requests fetch them (503 until then).
+        if let Err(e) = verifier.prefetch().await {
+            tracing::warn!(error = %e, "the issuer's keys could not be fetched at start-up");
+        }
         app = app.with_auth(Auth::Function(Box::new(verifier)));
     }
     if let Some(url) = env.erase_queue_url {

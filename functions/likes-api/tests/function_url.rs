@@ -2,7 +2,8 @@
 //! `likes-api` binary, with `LIKES_AUTH=jwt`, is given function URL events (payload 2.0, no
 //! authorizer claims, the token in `Authorization`) through a loopback Lambda Runtime API, and
 //! verifies the token itself against a loopback JWKS, as API Gateway's authorizer would.
-//! Prints the cold start and the first request's time (which includes the JWKS fetch).
+//! Prints the cold start (which includes the JWKS fetch: the binary prefetches it) and the first
+//! request's time.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -97,7 +98,7 @@ async fn the_binary_verifies_the_bearer_token_itself_behind_a_function_url() {
     );
     assert_eq!(headers["cache-control"], "no-store");
     f.report(&rt, &binary());
-    println!("first request, JWKS fetch included: {first:?}");
+    println!("first request (the key set was fetched during init): {first:?}");
 
     // ES256, warm: no second fetch.
     let bob = ec.sign(&claims(ISSUER, AUDIENCE, "auth0|bob"));

@@ -60,9 +60,9 @@ const SUMMARIES_PER_LIKE: f64 = 0.5;
 /// Count reads of posts hot enough that the API's 1 s count cache answers them (at the
 /// measured miss ratio); the rest each read DynamoDB.
 const CACHED_COUNT_READ_SHARE: f64 = 0.2;
-/// Target tracking keeps consumed capacity at this share of provisioned capacity (the
-/// console's default), so provisioned = load / this.
-pub const TARGET_UTILISATION: f64 = 0.70;
+/// Target tracking keeps consumed capacity at this share of provisioned capacity: the
+/// template's default (`crate::template`).
+use crate::template::target_utilisation;
 /// The lean profile's goal (issue 23), $ per million likes.
 pub const LEAN_TARGET: f64 = 1.00;
 
@@ -250,7 +250,7 @@ pub fn lean_break_even_utilisation(m: &Measured) -> Option<f64> {
 
 /// Lines of the cost table.
 pub fn table(m: &Measured) -> Vec<String> {
-    let lean = Profile::lean(m.jwt_ms, TARGET_UTILISATION);
+    let lean = Profile::lean(m.jwt_ms, target_utilisation());
     let provisioned = lean.capacity;
     let mut lines = vec![
         format!(
@@ -267,7 +267,7 @@ pub fn table(m: &Measured) -> Vec<String> {
         ),
         format!(
             "provisioned at {:.0} % target utilisation: ${WCU_HOUR}/WCU-h → ${:.3} per million write units (on-demand ${WRU}); ${RCU_HOUR}/RCU-h → ${:.3} per million read units (on-demand ${RRU})",
-            TARGET_UTILISATION * 100.0,
+            target_utilisation() * 100.0,
             provisioned.write_unit(),
             provisioned.read_unit()
         ),
@@ -316,7 +316,7 @@ pub fn table(m: &Measured) -> Vec<String> {
         ),
         Some(u) => format!(
             "lean profile: ${lean_like:.2} per million likes, OVER the ${LEAN_TARGET:.2} target at {:.0} % utilisation: the 3 + {:.3} write units per like cost ${:.3} provisioned; within target from {:.0} % utilisation",
-            TARGET_UTILISATION * 100.0,
+            target_utilisation() * 100.0,
             m.counts_units_per_like,
             lean.like(m).writes,
             u * 100.0

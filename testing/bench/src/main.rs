@@ -8,6 +8,7 @@ mod cost;
 mod gen;
 mod hot_path;
 mod jwt_cost;
+mod template;
 mod xray_cost;
 
 use std::path::PathBuf;
