@@ -32,7 +32,8 @@ impl EventBus for EventBridgeBus {
                 .source(SOURCE)
                 .detail_type(e.detail_type)
                 .detail(&e.detail)
-                .time(DateTime::from_secs(e.time_secs))
+                // The like's time; a record without one is stamped by EventBridge at the put.
+                .set_time((e.time_secs > 0).then(|| DateTime::from_secs(e.time_secs)))
                 .build()
         });
         let out = self
