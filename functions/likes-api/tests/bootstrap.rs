@@ -128,7 +128,11 @@ fn json_lines(f: &Function) -> Vec<Value> {
 async fn every_request_writes_its_access_and_metrics_line() {
     let t = Tables::new().await;
     let rt = FakeRuntime::start().await.expect("runtime API");
-    let f = Function::spawn(&binary(), &rt, t.lambda_env()).expect("the binary starts");
+    // The function's name is Lambda's (the stack's physical name), not the binary's.
+    const NAME: &str = "likes-LikesApiFunction-AbC123";
+    let mut env = t.lambda_env();
+    env.push(("AWS_LAMBDA_FUNCTION_NAME", NAME.to_owned()));
+    let f = Function::spawn(&binary(), &rt, env).expect("the binary starts");
     let post = uuid::Uuid::new_v4();
     let like = sample_event("PUT", &format!("/posts/{post}/like"), "");
     assert_eq!(invoke(&rt, &f, like.clone()).await.0, 200);
@@ -178,7 +182,7 @@ async fn every_request_writes_its_access_and_metrics_line() {
                 .is_some_and(|id| !id.is_empty()),
             "{l}"
         );
-        assert_eq!(l["FunctionName"], "likes-api");
+        assert_eq!(l["FunctionName"], NAME);
     }
     // The log line the hostile query gave, with Powertools' keys, warm by then.
     let lines = json_lines(&f);
@@ -188,7 +192,7 @@ async fn every_request_writes_its_access_and_metrics_line() {
         .unwrap_or_else(|| panic!("no WARN line: {lines:#?}"));
     assert_eq!(warn["service"], "likes-api", "{warn}");
     assert_eq!(warn["cold_start"], false, "{warn}");
-    assert_eq!(warn["function_name"], "likes-api", "{warn}");
+    assert_eq!(warn["function_name"], NAME, "{warn}");
     assert!(
         warn["timestamp"].as_str().is_some_and(|t| t.ends_with('Z')),
         "{warn}"
