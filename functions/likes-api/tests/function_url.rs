@@ -200,3 +200,39 @@ async fn keys_that_cannot_be_fetched_are_a_503_not_a_401() {
     assert!(headers.get("retry-after").is_some(), "{headers}");
     assert!(t.like_pairs().await.is_empty());
 }
+
+/// Sixty warm requests (likes, reads, unlikes) through the binary, each answered correctly;
+/// prints their latency percentiles. `scripts/lambda-memory.sh` runs it with the binary held to
+/// a Lambda memory size's CPU share, to choose the API function's memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warm_requests_print_their_latency() {
+    let rsa = TestKey::rs256("rsa-1");
+    let server = JwksServer::start(jwks(&[&rsa])).await.expect("JWKS server");
+    let t = Tables::new().await;
+    let rt = FakeRuntime::start().await.expect("runtime API");
+    let f = Function::spawn(&binary(), &rt, env(&t, &server.url())).expect("the binary starts");
+    let alice = bearer(&rsa.sign(&claims(ISSUER, AUDIENCE, "auth0|alice")));
+    let mut took = Vec::new();
+    for i in 0..60 {
+        let like = format!("/posts/p{}/like", i % 20);
+        let method = ["PUT", "GET", "DELETE"][i / 20];
+        let started = Instant::now();
+        let (status, body, _) = invoke(&rt, &f, url_event(method, &like, Some(&alice))).await;
+        took.push(started.elapsed());
+        assert_eq!(status, 200, "{method} {like}: {body}");
+        assert_eq!(
+            body["liked"],
+            json!(method != "DELETE"),
+            "{method} {like}: {body}"
+        );
+    }
+    took.sort();
+    let at = |p: usize| took[(took.len() * p / 100).min(took.len() - 1)];
+    println!(
+        "warm requests through the runtime API (emulator included): p50 {:?}, p90 {:?}, p99 {:?}, max {:?}",
+        at(50),
+        at(90),
+        at(99),
+        took[took.len() - 1]
+    );
+}
