@@ -132,7 +132,7 @@ pub fn cpu_ms(ms: f64, mb: f64) -> f64 {
 }
 
 /// $ per million invocations of `mb` MB running `ms` each.
-fn lambda(mb: f64, ms: f64) -> f64 {
+pub(crate) fn lambda(mb: f64, ms: f64) -> f64 {
     1e6 * (mb / 1024.0) * (ms / 1000.0) * LAMBDA_GB_S + LAMBDA_REQUESTS
 }
 

@@ -5,6 +5,7 @@ mod batch_wall;
 mod cache_reads;
 mod coalesce;
 mod cost;
+mod events_cost;
 mod gen;
 mod hot_path;
 mod jwt_cost;
@@ -187,6 +188,11 @@ async fn all() {
         jwt_ms: jwt.rs256_us.max(jwt.es256_us) / 1e3,
     };
     for line in cost::table(&measured) {
+        println!("  {line}");
+    }
+
+    println!("\n== like events (PublishedEvents): the events function on a like/unlike workload, counted");
+    for line in events_cost::lines().await {
         println!("  {line}");
     }
 }

@@ -24,6 +24,8 @@ pub struct MappingConfig {
     /// First wait before retrying a failed batch; doubles up to `max_backoff`.
     pub backoff: Duration,
     pub max_backoff: Duration,
+    /// The function's logical id, as the failure records name it (`functionArn`).
+    pub function: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -112,6 +114,7 @@ impl MappingConfig {
             event_names,
             backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(5),
+            function: function.to_owned(),
         })
     }
 }

@@ -328,7 +328,7 @@ impl<S: StreamSource, F: Function, D: Destination> Mapping<'_, S, F, D> {
         let failure = json!({
             "requestContext": {
                 "requestId": uuid_like(),
-                "functionArn": "arn:aws:lambda:local:000000000000:function:CountAggregatorFunction",
+                "functionArn": format!("arn:aws:lambda:local:000000000000:function:{}", self.config.function),
                 "condition": condition,
                 "approximateInvokeCount": shard.retries + 1,
             },
