@@ -237,7 +237,9 @@ async fn a_batch_that_keeps_failing_is_given_up_to_the_destination() {
         failures[0]["requestContext"]["condition"],
         "RetryAttemptsExhausted"
     );
-    let arn = failures[0]["requestContext"]["functionArn"].as_str().unwrap_or("");
+    let arn = failures[0]["requestContext"]["functionArn"]
+        .as_str()
+        .unwrap_or("");
     assert!(arn.ends_with(":function:CountAggregatorFunction"), "{arn}");
     assert_eq!(
         seen[3][0],
