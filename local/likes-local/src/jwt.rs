@@ -28,6 +28,9 @@ pub struct Claims {
     pub sub: Option<String>,
     pub exp: Option<i64>,
     pub iat: Option<i64>,
+    /// Not valid before this time, if given (API Gateway's authorizer checks it too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nbf: Option<i64>,
     pub iss: Option<String>,
     /// A string or a list of strings (RFC 7519).
     pub aud: Option<Value>,
@@ -49,6 +52,8 @@ pub enum AuthError {
     Missing,
     #[error("the token has expired")]
     Expired,
+    #[error("the token is not valid yet (nbf)")]
+    NotYetValid,
     #[error("the token's signature does not verify")]
     BadSignature,
     #[error("the token is not signed with HS256")]
@@ -70,6 +75,7 @@ impl Authorizer {
         let claims = Claims {
             sub: Some(sub.to_owned()),
             iat: Some(now),
+            nbf: None,
             exp: Some(now + ttl_secs),
             iss: Some(self.issuer.clone()),
             aud: Some(self.audience.clone().into()),
@@ -78,7 +84,8 @@ impl Authorizer {
     }
 
     /// Verifies `Authorization: Bearer <jwt>`: HS256 only (so `alg: none` and any other
-    /// algorithm fail), the signature, `exp` in the future, `sub`, and the issuer and audience.
+    /// algorithm fail), the signature, `exp` in the future, `nbf` (if any) in the past, `sub`,
+    /// and the issuer and audience.
     pub fn verify(&self, authorization: Option<&str>) -> Result<Verified, AuthError> {
         let token = authorization
             .and_then(|h| h.strip_prefix("Bearer "))
@@ -87,6 +94,7 @@ impl Authorizer {
             .ok_or(AuthError::Missing)?;
         let mut validation = Validation::new(Algorithm::HS256);
         validation.leeway = 0;
+        validation.validate_nbf = true;
         validation.validate_aud = false;
         validation.required_spec_claims.clear();
         let claims = decode::<Claims>(
@@ -96,6 +104,7 @@ impl Authorizer {
         )
         .map_err(|e| match e.kind() {
             ErrorKind::ExpiredSignature => AuthError::Expired,
+            ErrorKind::ImmatureSignature => AuthError::NotYetValid,
             ErrorKind::InvalidSignature => AuthError::BadSignature,
             ErrorKind::InvalidAlgorithm => AuthError::WrongAlgorithm,
             _ => AuthError::Unreadable(e.to_string()),
@@ -160,6 +169,7 @@ mod tests {
             sub: Some("auth0|abc".into()),
             exp: Some(now + 60),
             iat: Some(now),
+            nbf: None,
             iss: Some(DEFAULT_ISSUER.into()),
             aud: Some(serde_json::json!(["other", DEFAULT_AUDIENCE])),
         }
@@ -204,6 +214,11 @@ mod tests {
         let mut c = claims();
         c.exp = Some(chrono::Utc::now().timestamp() - 10);
         assert_eq!(verify_claims(&c), Err(AuthError::Expired));
+        let mut c = claims();
+        c.nbf = Some(chrono::Utc::now().timestamp() + 30);
+        assert_eq!(verify_claims(&c), Err(AuthError::NotYetValid));
+        c.nbf = Some(chrono::Utc::now().timestamp() - 1);
+        assert!(verify_claims(&c).is_ok());
         let forged = sign("not-the-secret", &claims()).unwrap();
         assert_eq!(
             a.verify(Some(&format!("Bearer {forged}"))),

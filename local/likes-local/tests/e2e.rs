@@ -86,6 +86,7 @@ fn the_local_authorizer_rejects_bad_tokens_and_a_token_acts_only_as_its_user() {
             sub: Some(a.clone()),
             exp: Some(now + 600),
             iat: None,
+            nbf: None,
             iss: None,
             aud: Some(jwt::DEFAULT_AUDIENCE.into()),
         },

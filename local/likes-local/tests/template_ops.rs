@@ -478,3 +478,67 @@ fn provisioned_capacity_scales_every_table_and_index_it_provisions() {
         targets.len()
     );
 }
+
+/// `scripts/check-policies.py` (run by `make lint-template` on every translated template) on a
+/// template holding one role with `statement`: whether it passes.
+fn policy_passes(statement: serde_json::Value, managed: &[&str]) -> bool {
+    let template = serde_json::json!({"Resources": {"Role": {
+        "Type": "AWS::IAM::Role",
+        "Properties": {
+            "ManagedPolicyArns": managed,
+            "Policies": [{"PolicyDocument": {"Statement": [statement]}}]
+        }
+    }}});
+    let file = std::env::temp_dir().join(format!("policies-{}.json", uuid::Uuid::new_v4()));
+    std::fs::write(&file, template.to_string()).expect("a temp file");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scripts/check-policies.py"
+    );
+    let status = std::process::Command::new("python3")
+        .arg(script)
+        .arg(&file)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("python3 runs");
+    let _ = std::fs::remove_file(&file);
+    status.success()
+}
+
+#[test]
+fn the_template_lint_refuses_wildcards_and_broad_policies() {
+    let table = serde_json::json!({"Fn::GetAtt": ["LikesTable", "Arn"]});
+    let basic = ["arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"];
+    let ok =
+        serde_json::json!({"Effect": "Allow", "Action": ["dynamodb:GetItem"], "Resource": [table]});
+    assert!(policy_passes(ok, &basic), "a narrow statement must pass");
+    let stream = serde_json::json!({"Effect": "Allow", "Action": ["dynamodb:GetRecords"],
+        "Resource": [{"Fn::Sub": "${LikesTable.Arn}/stream/*"}]});
+    assert!(
+        policy_passes(stream, &basic),
+        "a stream's label may be a wildcard"
+    );
+    for (what, statement) in [
+        (
+            "every resource",
+            serde_json::json!({"Effect": "Allow", "Action": ["dynamodb:GetItem"], "Resource": "*"}),
+        ),
+        (
+            "every index",
+            serde_json::json!({"Effect": "Allow", "Action": ["dynamodb:Query"],
+            "Resource": [{"Fn::Sub": "${LikesTable.Arn}/index/*"}]}),
+        ),
+        (
+            "every action",
+            serde_json::json!({"Effect": "Allow", "Action": ["dynamodb:*"], "Resource": [table]}),
+        ),
+    ] {
+        assert!(!policy_passes(statement, &basic), "{what} must be refused");
+    }
+    let ok =
+        serde_json::json!({"Effect": "Allow", "Action": ["dynamodb:GetItem"], "Resource": [table]});
+    assert!(
+        !policy_passes(ok, &["arn:aws:iam::aws:policy/AdministratorAccess"]),
+        "a broad managed policy must be refused"
+    );
+}
