@@ -2,6 +2,8 @@
 //! sentence, as `{"error": {"code": …, "message": …}}`.
 
 use likes_core::IdError;
+
+use crate::limits::Refusal;
 use serde_json::json;
 
 /// Seconds a client should wait before retrying after a 503.
@@ -13,7 +15,7 @@ pub struct ApiError {
     pub status: u16,
     pub code: &'static str,
     pub message: String,
-    /// Set for 503: the `Retry-After` header, in seconds.
+    /// Set for 503 and 429: the `Retry-After` header, in seconds.
     pub retry_after: Option<u32>,
     /// Set for 405: the `Allow` header.
     pub allow: Option<&'static str>,
@@ -65,6 +67,21 @@ impl ApiError {
             format!("{shown} is not allowed here; use one of {allow}"),
         );
         e.allow = Some(allow);
+        e
+    }
+
+    /// The caller is over one of its limits (`crate::limits`); nothing was done.
+    pub fn rate_limited(refusal: &Refusal) -> Self {
+        let mut e = Self::new(
+            429,
+            "rate_limited",
+            format!(
+                "too many {} from this caller (at most {}); retry after the Retry-After delay",
+                refusal.class.name(),
+                refusal.rate
+            ),
+        );
+        e.retry_after = Some(refusal.retry_after_secs);
         e
     }
 

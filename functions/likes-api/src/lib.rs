@@ -10,6 +10,7 @@ pub mod error;
 mod etag;
 pub mod identity;
 pub mod lambda;
+pub mod limits;
 pub mod metrics;
 pub mod request;
 pub mod routes;
@@ -27,8 +28,10 @@ use serde_json::{json, Value};
 pub use crate::count_cache::CountCache;
 pub use crate::error::ApiError;
 pub use crate::identity::Auth;
+use crate::limits::{Class, Limiter};
 use crate::request::{expect_no_body, limit, query_param, request_id, summary_ids, write_token};
 use crate::routes::{route, Route};
+use likes_aws::env::CallerLimits;
 
 pub use crate::request::{DEFAULT_LIMIT, MAX_LIMIT, MAX_SUMMARY_IDS};
 
@@ -43,6 +46,8 @@ pub struct App<L, C> {
     pub function_name: String,
     /// Who verified the caller's token: API Gateway's authorizer (the default) or this function.
     pub auth: Auth,
+    /// What one caller may ask; no limits unless given (`with_limits`).
+    pub limiter: Limiter,
 }
 
 /// A JSON answer no cache may keep (`no-store`): the caller's own data, a write's result, an
@@ -135,7 +140,13 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
             erase: None,
             function_name: "likes-api".to_owned(),
             auth: Auth::Authorizer,
+            limiter: Limiter::default(),
         }
+    }
+
+    pub fn with_limits(mut self, limits: CallerLimits) -> Self {
+        self.limiter = Limiter::new(limits);
+        self
     }
 
     pub fn with_erase_queue(mut self, queue: Arc<dyn EraseQueue>) -> Self {
@@ -200,8 +211,10 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
             _ => {}
         }
         let me = self.auth.caller(req).await?.user;
+        let routed = routed?;
+        self.admit(&routed, &me)?;
         let fresh = Reply::Fresh;
-        match routed? {
+        match routed {
             Route::Like(post) => self.like(req, &post, &me).await.map(fresh),
             Route::Unlike(post) => self.unlike(req, &post, &me).await.map(fresh),
             Route::GetLike(post) => self.get_like(&post, &me).await.map(fresh),
@@ -216,6 +229,26 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
             )),
             Route::EraseMine => self.erase_mine(req, &me).await.map(Reply::Accepted),
             Route::Options(allow) => Ok(Reply::NoContent(allow)),
+        }
+    }
+
+    /// Spends the request's tokens, before it costs a DynamoDB request: a like or unlike
+    /// spends one of the caller's writes and one of its flips of that post.
+    fn admit(&self, route: &Route, me: &UserId) -> Result<(), ApiError> {
+        let admit = |class, post| {
+            self.limiter
+                .admit(class, me, post)
+                .map_err(|r| ApiError::rate_limited(&r))
+        };
+        match route {
+            Route::Like(post) | Route::Unlike(post) => {
+                admit(Class::Writes, None)?;
+                admit(Class::Flips, Some(post))
+            }
+            Route::GetLike(_) | Route::Count(_) => admit(Class::Reads, None),
+            Route::MyLikes | Route::Likers(_) | Route::Summary => admit(Class::Lists, None),
+            Route::EraseMine => admit(Class::Erase, None),
+            Route::Options(_) => Ok(()),
         }
     }
 

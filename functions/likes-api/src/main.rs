@@ -26,6 +26,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         CountCache::new(env.tuning.count_cache),
     );
     app.function_name = env.function_name;
+    app = app.with_limits(env.limits);
     if env.auth == AuthBy::Function {
         // A function URL has no authorizer: this function verifies the bearer token. Its
         // settings are checked now, so that a misconfigured function fails at start.

@@ -65,7 +65,7 @@ pub fn route_label(method: &http::Method, path: &str) -> &'static str {
 
 /// What a request came to: `changed`/`unchanged` for a like or unlike that answered, `ok` for
 /// another success, the error code of a 503 (`unavailable`, `outcome_unknown`), `post_full`,
-/// `4xx`, or `5xx`.
+/// `rate_limited`, `4xx`, or `5xx`.
 pub fn outcome(status: u16, body: Option<&str>) -> &'static str {
     let json = || body.and_then(|b| serde_json::from_str::<Value>(b).ok());
     match status {
@@ -84,6 +84,7 @@ pub fn outcome(status: u16, body: Option<&str>) -> &'static str {
             _ => "unavailable",
         },
         507 => "post_full",
+        429 => "rate_limited",
         400..=499 => "4xx",
         _ => "5xx",
     }

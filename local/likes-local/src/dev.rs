@@ -164,7 +164,8 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             DynamoCounts::new(dynamo, &settings.counts_table),
             likes_api::CountCache::new(settings.tuning.count_cache),
         )
-        .with_erase_queue(jobs),
+        .with_erase_queue(jobs)
+        .with_limits(settings.limits),
         auth: settings.auth.clone(),
         cors: cors.clone(),
         ready,

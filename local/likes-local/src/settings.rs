@@ -1,6 +1,6 @@
 //! Settings of the local stack, all from the environment (the README's variables table).
 
-use likes_aws::env::{EnvError, EventRules, Tuning};
+use likes_aws::env::{CallerLimits, EnvError, EventRules, Tuning};
 
 use crate::cors::{Cors, NotAnOrigin};
 use crate::jwt;
@@ -40,6 +40,9 @@ pub struct Settings {
     pub state_dir: std::path::PathBuf,
     /// The API's and the aggregator's tuning, read as on Lambda.
     pub tuning: Tuning,
+    /// What one caller may ask of the API (`LIKES_CALLER_LIMITS`, `LIKES_LIMIT_*`), as on
+    /// Lambda: the whole local API is one execution environment.
+    pub limits: CallerLimits,
     /// The events function's rules (what it publishes, the suppression window), read as on
     /// Lambda; its state table and bus on the emulator.
     pub event_rules: EventRules,
@@ -94,6 +97,7 @@ impl Settings {
                     ))
                 }),
             tuning: Tuning::from_env()?,
+            limits: CallerLimits::from_env()?,
             event_rules: EventRules::from_env()?,
             event_state_table: var("EVENT_STATE_TABLE_NAME")
                 .unwrap_or_else(|| "event-state".to_owned()),

@@ -9,6 +9,7 @@ mod events_cost;
 mod gen;
 mod hot_path;
 mod jwt_cost;
+mod limiter_cost;
 mod template;
 mod xray_cost;
 
@@ -177,6 +178,13 @@ async fn all() {
         cost::cpu_ms(jwt.rs256_us / 1e3, cost::API_MB),
         cost::cpu_ms(jwt.es256_us / 1e3, cost::API_MB),
         cost::cpu_ms(jwt.roots_ms, cost::API_MB)
+    );
+
+    println!("\n== per-caller limits (in process): one admit, standard limits, callers remembered");
+    let l = limiter_cost::measure();
+    println!(
+        "  {:.0} ns per request with {} callers remembered; no AWS request, so $0.00 per million requests beyond the CPU",
+        l.ns_per_admit, l.callers
     );
 
     println!("\n== cost model (us-east-1 list prices; from the figures above)");

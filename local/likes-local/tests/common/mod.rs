@@ -133,6 +133,9 @@ pub struct Options {
     pub allowed_origins: Option<String>,
     /// `LIKES_PUBLISHED_EVENTS` (unset: `none`, and the events mapping does not run).
     pub published_events: Option<String>,
+    /// `LIKES_LIMIT_*` settings; unset: `LIKES_CALLER_LIMITS=off`, for tests that make many
+    /// requests as one user.
+    pub limits: Vec<(&'static str, String)>,
 }
 
 pub struct Stack {
@@ -179,6 +182,13 @@ impl Stack {
             "LIKES_PUBLISHED_EVENTS",
             opts.published_events.as_deref().unwrap_or("none"),
         );
+        cmd.env_remove("LIKES_CALLER_LIMITS");
+        if opts.limits.is_empty() {
+            cmd.env("LIKES_CALLER_LIMITS", "off");
+        }
+        for (name, value) in &opts.limits {
+            cmd.env(name, value);
+        }
         let state = opts.state_dir.clone().unwrap_or_else(|| {
             std::env::temp_dir().join(format!("likes-local-{}", uuid::Uuid::new_v4().simple()))
         });
@@ -254,6 +264,21 @@ pub fn request(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> std::io::Result<(u16, Value)> {
+    exchange(port, method, path, token, headers, body).map(|(status, _, body)| (status, body))
+}
+
+/// An answer: its status, its headers (names in lower case), its JSON body.
+pub type Exchange = (u16, Vec<(String, String)>, Value);
+
+/// [`request`], with the answer's headers (names in lower case).
+pub fn exchange(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> std::io::Result<Exchange> {
     let mut s = TcpStream::connect(("127.0.0.1", port))?;
     s.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n");
@@ -276,8 +301,18 @@ pub fn request(
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let body = raw.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    Ok((status, serde_json::from_str(body).unwrap_or(Value::Null)))
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let answer_headers = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    Ok((
+        status,
+        answer_headers,
+        serde_json::from_str(body).unwrap_or(Value::Null),
+    ))
 }
 
 /// A dev token for `user`, from `likes-local token`.

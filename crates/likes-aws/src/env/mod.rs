@@ -4,6 +4,9 @@
 
 use std::time::Duration;
 
+mod limits;
+pub use limits::{CallerLimits, Rate};
+
 /// A setting that is missing or not what it must be.
 #[derive(Debug, thiserror::Error)]
 pub enum EnvError {
@@ -193,6 +196,8 @@ pub struct FunctionEnv {
     pub function_name: String,
     /// Who verifies the caller's token (`LIKES_AUTH`).
     pub auth: AuthBy,
+    /// What one caller may ask of the API (`LIKES_CALLER_LIMITS`, `LIKES_LIMIT_*`).
+    pub limits: CallerLimits,
 }
 
 /// Who verifies the bearer token: `LIKES_AUTH=authorizer` (the default: API Gateway's JWT
@@ -233,6 +238,7 @@ impl FunctionEnv {
             function_name: var("AWS_LAMBDA_FUNCTION_NAME")
                 .unwrap_or_else(|| default_name.to_owned()),
             auth: AuthBy::from_env()?,
+            limits: CallerLimits::from_env()?,
         })
     }
 }
