@@ -21,4 +21,6 @@ pub mod sdk;
 pub mod sqs_erase_queue;
 pub mod xray;
 
-pub use dynamo::{DynamoCounts, DynamoLikes, DynamoMilestones, DynamoSuppression};
+pub use dynamo::{
+    DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoMilestones, DynamoSuppression,
+};

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use likes_core::erase::{erase_user, EraseStore, Sweep};
-use likes_core::erase_job::{EraseJob, EraseQueue};
+use likes_core::erase_job::{EraseJob, EraseQueue, ErasureRequests};
 use tokio::time::Instant;
 
 /// Time kept back from the invocation's deadline to answer before Lambda stops the function.
@@ -30,6 +30,9 @@ pub struct Worker<S> {
     /// Where a job that ran out of time after some progress goes again (the erase queue).
     /// Without it, such a job is retried as any failure.
     pub requeue: Option<Arc<dyn EraseQueue>>,
+    /// The users' pending jobs (the API's record of each): a finished job clears its user's,
+    /// or, asked for again while it ran, continues up to the later request.
+    pub erasures: Option<Arc<dyn ErasureRequests>>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -70,11 +73,45 @@ impl<S: EraseStore> Worker<S> {
             None => erase.await,
         };
         match done {
-            Ok(n) => {
-                tracing::info!(job_id = %job.job_id, user_id = %job.user_id, deleted = n, "erase done");
-                Outcome::Erased(n)
-            }
+            Ok(n) => self.finish(job, n).await,
             Err(e) => Outcome::Retry(e.to_string()),
+        }
+    }
+
+    /// The likes made up to the job's time are gone: the job is no longer pending, or it is
+    /// continued up to a later request's time.
+    async fn finish(&self, job: EraseJob, deleted: usize) -> Outcome {
+        let later = match &self.erasures {
+            None => None,
+            Some(erasures) => {
+                match erasures
+                    .finish(&job.user_id, &job.job_id, &job.requested_at)
+                    .await
+                {
+                    Ok(later) => later,
+                    // Erased, but still recorded as pending: run again (idempotent) to clear it.
+                    Err(e) => return Outcome::Retry(format!("erased, not cleared: {e}")),
+                }
+            }
+        };
+        let Some(later) = later else {
+            tracing::info!(job_id = %job.job_id, user_id = %job.user_id, deleted, "erase done");
+            return Outcome::Erased(deleted);
+        };
+        let again = EraseJob {
+            requested_at: later,
+            ..job
+        };
+        match &self.requeue {
+            Some(queue) => match queue.submit(&again).await {
+                Ok(()) => {
+                    tracing::info!(job_id = %again.job_id, deleted, requested_at = %again.requested_at,
+                        "erase asked for again while it ran; continued up to the later request");
+                    Outcome::Continued(deleted)
+                }
+                Err(e) => Outcome::Retry(format!("asked for again, and not sent again: {e}")),
+            },
+            None => Outcome::Retry("asked for again while it ran; the rerun goes further".into()),
         }
     }
 

@@ -6,8 +6,8 @@ use erase_worker::Worker;
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use likes_aws::env::FunctionEnv;
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
-use likes_aws::{lambda, sdk, DynamoLikes};
-use likes_core::erase_job::EraseQueue;
+use likes_aws::{lambda, sdk, DynamoErasureRequests, DynamoLikes};
+use likes_core::erase_job::{EraseQueue, ErasureRequests};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -17,11 +17,16 @@ async fn main() -> Result<(), Error> {
     let requeue = env.erase_queue_url.map(|url| {
         Arc::new(SqsEraseQueue::new(sdk::sqs(&conf, env.xray), url)) as Arc<dyn EraseQueue>
     });
+    let dynamo = sdk::dynamo(&conf, env.xray);
+    let erasures = env.erase_requests_table.map(|table| {
+        Arc::new(DynamoErasureRequests::new(dynamo.clone(), table)) as Arc<dyn ErasureRequests>
+    });
     let worker = Worker {
-        likes: DynamoLikes::new(sdk::dynamo(&conf, env.xray), env.tables.likes),
+        likes: DynamoLikes::new(dynamo, env.tables.likes),
         empty_sweeps: 2,
         pause: Duration::from_secs(2),
         requeue,
+        erasures,
     };
     let worker = &worker;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {

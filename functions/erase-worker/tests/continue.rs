@@ -3,29 +3,15 @@
 //! receives before the dead-letter queue); one that made no progress fails as before. The queue
 //! is a recording fake of the trait the worker submits to; the likes are the emulator's.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use erase_worker::{Outcome, Worker, DEADLINE_MARGIN};
 use likes_aws::DynamoLikes;
-use likes_core::erase_job::{EraseJob, EraseQueue, Submitted};
+use likes_core::erase_job::{EraseJob, EraseQueue};
 use likes_core::{PostId, UserId};
-use likes_harness::Tables;
+use likes_harness::{RecordedQueue, Tables};
 use tokio::time::Instant;
-
-#[derive(Default)]
-struct Recorded(Mutex<Vec<EraseJob>>);
-
-impl EraseQueue for Recorded {
-    fn submit<'a>(&'a self, job: &'a EraseJob) -> Submitted<'a> {
-        Box::pin(async move {
-            if let Ok(mut jobs) = self.0.lock() {
-                jobs.push(job.clone());
-            }
-            Ok(())
-        })
-    }
-}
 
 const LIKES: usize = 600;
 
@@ -37,12 +23,13 @@ async fn seed(t: &Tables, user: &UserId) {
     }
 }
 
-fn worker(t: &Tables, queue: &Arc<Recorded>) -> Worker<DynamoLikes> {
+fn worker(t: &Tables, queue: &Arc<RecordedQueue>) -> Worker<DynamoLikes> {
     Worker {
         likes: t.likes(),
         empty_sweeps: 1,
         pause: Duration::from_millis(50),
         requeue: Some(Arc::clone(queue) as Arc<dyn EraseQueue>),
+        erasures: None,
     }
 }
 
@@ -51,7 +38,7 @@ async fn a_job_out_of_time_continues_as_a_new_message_and_one_without_progress_f
     let t = Tables::new().await;
     let user = UserId::parse("auth0|many-likes").expect("an id");
     seed(&t, &user).await;
-    let queue = Arc::new(Recorded::default());
+    let queue = Arc::new(RecordedQueue::default());
     let w = worker(&t, &queue);
     let job = EraseJob {
         job_id: "big".into(),
@@ -65,7 +52,7 @@ async fn a_job_out_of_time_continues_as_a_new_message_and_one_without_progress_f
         .run_job(&body, Some(Instant::now() + DEADLINE_MARGIN))
         .await;
     assert!(matches!(none, Outcome::Retry(_)), "{none:?}");
-    assert!(queue.0.lock().expect("lock").is_empty());
+    assert!(queue.jobs().is_empty());
 
     // Some time: some deleted, not all. How much time that takes depends on the emulator's
     // speed, so the budget doubles from a fifth of a second until a run is cut off midway; a run
@@ -78,14 +65,14 @@ async fn a_job_out_of_time_continues_as_a_new_message_and_one_without_progress_f
         match outcome {
             Outcome::Continued(done) => break done,
             Outcome::Retry(_) if budget < Duration::from_secs(30) => {
-                assert!(queue.0.lock().expect("lock").is_empty());
+                assert!(queue.jobs().is_empty());
                 budget *= 2;
             }
             other => panic!("expected a continued job within {budget:?}, got {other:?}"),
         }
     };
     assert!(done > 0 && done < LIKES, "{done} of {LIKES}");
-    assert_eq!(*queue.0.lock().expect("lock"), vec![job.clone()]);
+    assert_eq!(queue.jobs(), vec![job.clone()]);
 
     // The new message's run finishes the rest.
     // `done` counts the deletes answered before time ran out; a few more may have been in

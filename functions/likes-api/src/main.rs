@@ -9,7 +9,7 @@ use lambda_http::request::LambdaRequest;
 use likes_api::{App, Auth, CountCache};
 use likes_aws::env::{AuthBy, FunctionEnv};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
-use likes_aws::{lambda, sdk, DynamoCounts, DynamoLikes};
+use likes_aws::{lambda, sdk, DynamoCounts, DynamoErasureRequests, DynamoLikes};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
@@ -22,7 +22,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let client = sdk::dynamo(&conf, env.xray);
     let mut app = App::with_cache(
         DynamoLikes::new(client.clone(), env.tables.likes),
-        DynamoCounts::new(client, env.tables.counts),
+        DynamoCounts::new(client.clone(), env.tables.counts),
         CountCache::new(env.tuning.count_cache),
     );
     app.function_name = env.function_name;
@@ -41,6 +41,9 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     if let Some(url) = env.erase_queue_url {
         let queue = SqsEraseQueue::new(sdk::sqs(&conf, env.xray), url);
         app = app.with_erase_queue(Arc::new(queue));
+    }
+    if let Some(table) = env.erase_requests_table {
+        app = app.with_erasure_requests(Arc::new(DynamoErasureRequests::new(client, table)));
     }
     let app = Arc::new(app);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<LambdaRequest>| {

@@ -6,11 +6,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use count_aggregator::{Aggregator, Settings as AggregatorSettings};
-use likes_aws::dynamo::schema::{COUNTS, EVENT_STATE, LIKES};
+use likes_aws::dynamo::schema::{COUNTS, ERASE_REQUESTS, EVENT_STATE, LIKES};
 use likes_aws::env::Published;
 use likes_aws::eventbridge::{bus_to_queue, EventBridgeBus};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
-use likes_aws::{DynamoCounts, DynamoLikes, DynamoMilestones, DynamoSuppression};
+use likes_aws::{
+    DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoMilestones, DynamoSuppression,
+};
 use likes_sim::faulty_counts::{FaultPlan, FaultyCounts};
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -77,11 +79,16 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     let erase_queue = erase_poller::create(&sqs).await?;
     let jobs: Arc<dyn likes_core::erase_job::EraseQueue> =
         Arc::new(SqsEraseQueue::new(sqs.clone(), erase_queue.clone()));
+    setup::ensure_table(&dynamo, &ERASE_REQUESTS, &settings.erase_requests_table).await?;
+    let erasures: Arc<dyn likes_core::erase_job::ErasureRequests> = Arc::new(
+        DynamoErasureRequests::new(dynamo.clone(), &settings.erase_requests_table),
+    );
     let erase_worker = erase_worker::Worker {
         likes: DynamoLikes::new(dynamo.clone(), &settings.likes_table),
         empty_sweeps: 2,
         pause: std::time::Duration::from_millis(500),
         requeue: Some(Arc::clone(&jobs)),
+        erasures: Some(Arc::clone(&erasures)),
     };
     let _ = std::fs::create_dir_all(&settings.state_dir);
     let checkpoints = Checkpoints::load(Some(settings.state_dir.join("mapping-checkpoints.json")));
@@ -165,6 +172,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             likes_api::CountCache::new(settings.tuning.count_cache),
         )
         .with_erase_queue(jobs)
+        .with_erasure_requests(erasures)
         .with_limits(settings.limits),
         auth: settings.auth.clone(),
         cors: cors.clone(),

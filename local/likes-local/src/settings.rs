@@ -47,6 +47,8 @@ pub struct Settings {
     /// Lambda; its state table and bus on the emulator.
     pub event_rules: EventRules,
     pub event_state_table: String,
+    /// The pending erasures (`ERASE_REQUESTS_TABLE_NAME`, default `erase-requests`).
+    pub erase_requests_table: String,
     pub event_bus: String,
 }
 
@@ -101,6 +103,8 @@ impl Settings {
             event_rules: EventRules::from_env()?,
             event_state_table: var("EVENT_STATE_TABLE_NAME")
                 .unwrap_or_else(|| "event-state".to_owned()),
+            erase_requests_table: var("ERASE_REQUESTS_TABLE_NAME")
+                .unwrap_or_else(|| "erase-requests".to_owned()),
             event_bus: var("EVENT_BUS_NAME").unwrap_or_else(|| "likes".to_owned()),
         })
     }

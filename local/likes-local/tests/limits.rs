@@ -147,3 +147,75 @@ fn flips_of_one_post_are_limited_and_other_posts_are_not() {
     let (status, _) = http(stack.port, "PUT", "/posts/another/like", Some(&me)).unwrap();
     assert_eq!(status, 200, "another post is not limited by these flips");
 }
+
+/// One token's flood of erase requests (limits off, to show the queue itself holds): every
+/// answer names one pending job, one job is queued, and another person's erase, asked for
+/// right after the flood, completes as promptly as it would alone.
+#[test]
+fn an_erase_flood_leaves_one_job_and_another_persons_erase_is_not_delayed() {
+    let stack = Stack::start(&Options {
+        limits: vec![("LIKES_CALLER_LIMITS", "off".to_owned())],
+        ..Options::default()
+    });
+    let port = stack.port;
+    let (flooder, other) = (token("auth0|erase-flooder"), token("auth0|erase-other"));
+    for (who, n) in [(&flooder, 3), (&other, 3)] {
+        for i in 0..n {
+            let (status, _) = http(port, "PUT", &format!("/posts/ef-{i}/like"), Some(who)).unwrap();
+            assert_eq!(status, 200);
+        }
+    }
+    let threads: Vec<_> = (0..10)
+        .map(|_| {
+            let flooder = flooder.clone();
+            std::thread::spawn(move || {
+                (0..10)
+                    .map(|_| http(port, "DELETE", "/users/me/likes", Some(&flooder)).unwrap())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let answers: Vec<_> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    let ids: std::collections::HashSet<String> = answers
+        .iter()
+        .map(|(status, body)| {
+            assert_eq!(*status, 202, "{body}");
+            body["job_id"].as_str().unwrap_or_default().to_owned()
+        })
+        .collect();
+    assert_eq!(ids.len(), 1, "100 requests, one pending job: {ids:?}");
+    let asked = Instant::now();
+    let (status, job) = http(port, "DELETE", "/users/me/likes", Some(&other)).unwrap();
+    assert_eq!(status, 202, "{job}");
+    let gone = |who: &str| {
+        let (_, mine) = http(port, "GET", "/users/me/likes", Some(who)).unwrap();
+        mine["items"]
+            .as_array()
+            .is_some_and(|items| items.is_empty())
+    };
+    let deadline = asked + Duration::from_secs(30);
+    while !gone(&other) {
+        assert!(
+            Instant::now() < deadline,
+            "the other person's erase is stuck"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    println!(
+        "another person's erase after a flood of 100: done in {:.1} s",
+        asked.elapsed().as_secs_f64()
+    );
+    while !gone(&flooder) {
+        assert!(Instant::now() < deadline, "the flooder's erase is stuck");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = stack.log.lock().unwrap().clone();
+    let queued = log
+        .lines()
+        .filter(|l| l.contains("erase of a user's likes queued") && l.contains("erase-flooder"))
+        .count();
+    assert_eq!(queued, 1, "jobs queued for the flooder");
+}

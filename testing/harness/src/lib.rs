@@ -265,3 +265,27 @@ impl Tables {
         (self.app_with(counter.clone()), counter)
     }
 }
+
+/// An erase queue that keeps what it was given: what the API or the worker sent, in order.
+#[derive(Default)]
+pub struct RecordedQueue(pub std::sync::Mutex<Vec<likes_core::erase_job::EraseJob>>);
+
+impl RecordedQueue {
+    pub fn jobs(&self) -> Vec<likes_core::erase_job::EraseJob> {
+        self.0.lock().map(|j| j.clone()).unwrap_or_default()
+    }
+}
+
+impl likes_core::erase_job::EraseQueue for RecordedQueue {
+    fn submit<'a>(
+        &'a self,
+        job: &'a likes_core::erase_job::EraseJob,
+    ) -> likes_core::erase_job::Submitted<'a> {
+        Box::pin(async move {
+            if let Ok(mut jobs) = self.0.lock() {
+                jobs.push(job.clone());
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,13 +1,14 @@
 //! The DynamoDB stores. One module per table holds every expression on that table:
 //! [`likes`] (likes, and the control items in their partitions) and [`counts`] (one item per
 //! post, and recount leases); the events function's [`suppression`] and [`milestones`] items
-//! (one table). [`schema`] names the tables' attributes and creates them for
+//! (one table); pending [`erasures`]. [`schema`] names the tables' attributes and creates them for
 //! tests and the local stack; [`calls`] carries batch calls and Query pages to their end;
 //! [`classify`] sorts SDK failures.
 
 pub mod calls;
 pub mod classify;
 pub mod counts;
+pub mod erasures;
 pub mod likes;
 pub mod milestones;
 pub mod schema;
@@ -16,6 +17,7 @@ pub mod suppression;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 pub use counts::DynamoCounts;
+pub use erasures::DynamoErasureRequests;
 pub use likes::DynamoLikes;
 pub use milestones::DynamoMilestones;
 pub use suppression::DynamoSuppression;

@@ -114,6 +114,16 @@ pub mod event_state {
     }
 }
 
+/// Pending erasures (`dynamo::erasures`): one item per user whose erase job is pending.
+pub mod erase_requests {
+    pub const PK: &str = "user_id";
+    pub const JOB_ID: &str = "job_id";
+    /// The latest request's time (`likes_core::time`): the job erases the likes made up to it.
+    pub const REQUESTED_AT: &str = "requested_at";
+    /// When the job's message was last sent to the erase queue.
+    pub const SENT_AT: &str = "sent_at";
+}
+
 pub const LIKES: TableDef = TableDef {
     logical_id: "LikesTable",
     attributes: &[
@@ -174,6 +184,20 @@ pub const EVENT_STATE: TableDef = TableDef {
     global_indexes: &[],
     stream_view: None,
     ttl_attribute: Some(event_state::EXPIRES_AT),
+};
+
+pub const ERASE_REQUESTS: TableDef = TableDef {
+    logical_id: "EraseRequestsTable",
+    attributes: &[(erase_requests::PK, AttrType::S)],
+    key: Key {
+        hash: erase_requests::PK,
+        range: None,
+    },
+    local_indexes: &[],
+    global_indexes: &[],
+    stream_view: None,
+    // An item goes when its job is done, never by age: a pending erasure must not expire.
+    ttl_attribute: None,
 };
 
 fn key_schema(key: &Key) -> Result<Vec<KeySchemaElement>, StoreError> {
@@ -391,5 +415,6 @@ mod tests {
         check(&LIKES);
         check(&COUNTS);
         check(&EVENT_STATE);
+        check(&ERASE_REQUESTS);
     }
 }

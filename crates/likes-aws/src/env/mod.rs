@@ -189,6 +189,10 @@ pub struct FunctionEnv {
     /// `ERASE_QUEUE_URL`: where `DELETE /users/me/likes` sends its jobs (and the erase worker
     /// sends a job it continues). Unset: the route answers 501.
     pub erase_queue_url: Option<String>,
+    /// `ERASE_REQUESTS_TABLE_NAME`: the pending erasures, one per user (the API records a
+    /// request there before queueing a job; the worker clears it). Unset: every request
+    /// queues a job.
+    pub erase_requests_table: Option<String>,
     pub tuning: Tuning,
     /// `LIKES_XRAY=1` (the template's `Tracing=Active`): report each AWS call to X-Ray.
     pub xray: bool,
@@ -233,6 +237,7 @@ impl FunctionEnv {
                 counts: required("COUNTS_TABLE_NAME")?,
             },
             erase_queue_url: var("ERASE_QUEUE_URL"),
+            erase_requests_table: var("ERASE_REQUESTS_TABLE_NAME"),
             tuning: Tuning::from_env()?,
             xray: var("LIKES_XRAY").as_deref() == Some("1"),
             function_name: var("AWS_LAMBDA_FUNCTION_NAME")

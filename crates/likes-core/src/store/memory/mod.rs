@@ -6,6 +6,7 @@
 //! the aggregator's window entries visible to the admin tool's reads of a [`MemoryLikes`].
 
 mod counts;
+mod erasures;
 mod events;
 mod likes;
 mod likes_admin;
@@ -17,6 +18,7 @@ use crate::bucket::PostBucket;
 use crate::store::{StoreError, Window};
 
 pub use counts::MemoryCounts;
+pub use erasures::MemoryErasureRequests;
 pub use events::{BusFaults, MemoryBus, MemoryMilestones, MemorySuppression};
 pub use likes::MemoryLikes;
 

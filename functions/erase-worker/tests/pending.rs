@@ -1,0 +1,74 @@
+//! The worker and the pending-erasure record (issue 25): a finished job clears its user's
+//! record; a job asked for again while it ran goes on, as a new message, up to the later
+//! request, and is cleared only once it got there. In memory: the stores' rules themselves are
+//! checked on DynamoDB by likes-harness's `erase_requests` test.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use erase_worker::{Outcome, Worker};
+use likes_core::erase_job::{EraseQueue, ErasureRequests};
+use likes_core::store::memory::{MemoryErasureRequests, MemoryLikes};
+use likes_core::{LikesStore, PostId, UserId, WriteToken};
+use likes_harness::RecordedQueue;
+
+const T1: &str = "2026-12-01T10:00:00.000Z";
+const T2: &str = "2026-12-01T10:05:00.000Z";
+
+#[tokio::test]
+async fn a_job_asked_for_again_while_it_ran_goes_on_to_the_later_request() {
+    let likes = MemoryLikes::default();
+    let me = UserId::parse("auth0|erasing").unwrap();
+    let (early, late) = (
+        PostId::parse("early").unwrap(),
+        PostId::parse("late").unwrap(),
+    );
+    let like = |post: &PostId, at: &'static str| {
+        let (likes, me, post) = (&likes, me.clone(), post.clone());
+        async move {
+            likes
+                .like(&post, &me, at, &WriteToken::random())
+                .await
+                .unwrap()
+        }
+    };
+    like(&early, "2026-12-01T09:00:00.000Z").await;
+    like(&late, "2026-12-01T10:01:00.000Z").await;
+    let queue = Arc::new(RecordedQueue::default());
+    let pending = Arc::new(MemoryErasureRequests::default());
+    let worker = Worker {
+        likes,
+        empty_sweeps: 1,
+        pause: Duration::from_millis(1),
+        requeue: Some(queue.clone() as Arc<dyn EraseQueue>),
+        erasures: Some(pending.clone() as Arc<dyn ErasureRequests>),
+    };
+    // Requested at T1, then again at T2 while the T1 message was on its way.
+    let first = pending.request(&me, "job-1", T1).await.unwrap();
+    pending.request(&me, "job-2", T2).await.unwrap();
+    let body = serde_json::to_string(&first.job(&me)).unwrap();
+    assert_eq!(worker.run_job(&body, None).await, Outcome::Continued(1));
+    assert!(
+        worker.likes.liked_at(&late, &me).await.unwrap().is_some(),
+        "made after T1"
+    );
+    let again = queue.jobs();
+    assert_eq!(again.len(), 1);
+    assert_eq!(
+        (again[0].job_id.as_str(), again[0].requested_at.as_str()),
+        ("job-1", T2)
+    );
+    assert!(
+        pending.pending(&me).is_some(),
+        "still pending until it reaches T2"
+    );
+    // The continuation erases up to T2 and clears the record.
+    let body = serde_json::to_string(&again[0]).unwrap();
+    assert_eq!(worker.run_job(&body, None).await, Outcome::Erased(1));
+    assert!(worker.likes.liked_at(&late, &me).await.unwrap().is_none());
+    assert_eq!(pending.pending(&me), None);
+    // A redelivered old message finds nothing pending and nothing to erase: done, no resend.
+    let body = serde_json::to_string(&first.job(&me)).unwrap();
+    assert_eq!(worker.run_job(&body, None).await, Outcome::Erased(0));
+    assert_eq!(queue.jobs().len(), 1);
+}
