@@ -6,6 +6,7 @@
 
 pub mod count_cache;
 pub mod cursor;
+mod erase;
 pub mod error;
 mod etag;
 pub mod identity;
@@ -20,7 +21,7 @@ use std::sync::Arc;
 
 use http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
-use likes_core::erase_job::{EraseJob, EraseQueue, ErasureRequests};
+use likes_core::erase_job::{EraseQueue, ErasureRequests};
 use likes_core::time::now_ts;
 use likes_core::{CountsRead, LikesStore, Page, PostId, StoreError, UserId};
 use serde_json::{json, Value};
@@ -78,17 +79,6 @@ pub fn error_response(err: &ApiError) -> Response<Body> {
             .insert(header::ALLOW, HeaderValue::from_static(allow));
     }
     resp
-}
-
-/// How long an erase request that joined a job being sent waits for the send to be noted:
-/// a send takes tens of milliseconds.
-const JOIN_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
-const JOIN_WAITS: u32 = 10;
-
-/// The 202's body: the job that will erase the caller's likes made up to `requested_at`.
-fn accepted(job: &EraseJob) -> Value {
-    json!({ "job_id": job.job_id, "user_id": job.user_id, "status": "accepted",
-            "requested_at": job.requested_at })
 }
 
 /// Counts are eventually consistent sums of per-bucket rows. A negative sum means the rows
@@ -270,55 +260,6 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
             Route::EraseMine => admit(Class::Erase, None),
             Route::Options(_) => Ok(()),
         }
-    }
-
-    /// Hands the erase to the queue and answers 202 with the job's id: the worker erases
-    /// every like the caller made up to now, however long that takes. A caller with a job
-    /// pending joins it (its time moves to now) rather than queueing another.
-    async fn erase_mine(&self, req: &Request, me: &UserId) -> Answer {
-        expect_no_body(req)?;
-        let queue = self
-            .erase
-            .as_ref()
-            .ok_or_else(ApiError::erase_unconfigured)?;
-        let offered = uuid::Uuid::new_v4().to_string();
-        let at = now_ts();
-        let Some(erasures) = &self.erasures else {
-            let job = EraseJob {
-                job_id: offered,
-                user_id: me.clone(),
-                requested_at: at,
-            };
-            queue.submit(&job).await?;
-            return Ok(accepted(&job));
-        };
-        let mut pending = erasures.request(me, &offered, &at).await?;
-        // Joined a job created a moment ago whose creator is sending it now: wait for it to be
-        // noted as sent, briefly, rather than send it again. Still unsent after that (its
-        // creator failed), this request sends it: a 202 always means a job is on the queue.
-        let mut waits = 0;
-        while pending.job_id != offered && pending.sent_at.is_none() && waits < JOIN_WAITS {
-            tokio::time::sleep(JOIN_WAIT).await;
-            waits += 1;
-            match erasures.read(me).await? {
-                Some(now) if now.job_id == pending.job_id => pending = now,
-                _ => break,
-            }
-        }
-        let job = pending.job(me);
-        if pending.must_send(&offered, chrono::Utc::now()) {
-            // Sent before it is noted as sent: a failure in between leaves it noted as unsent,
-            // and the caller's retry sends it (a 503 says to retry).
-            queue.submit(&job).await?;
-            if let Err(e) = erasures.sent(me, &job.job_id, &now_ts()).await {
-                // The job is queued; an unnoted send only means a repeat request sends again.
-                tracing::warn!(job_id = %job.job_id, error = %e, "erase job sent, not noted as sent");
-            }
-            tracing::info!(job_id = %job.job_id, user_id = %me, "erase of a user's likes queued");
-        } else {
-            tracing::info!(job_id = %job.job_id, user_id = %me, "erase request joined the pending job");
-        }
-        Ok(accepted(&job))
     }
 
     async fn like(&self, req: &Request, post: &PostId, me: &UserId) -> Answer {
