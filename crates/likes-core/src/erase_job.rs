@@ -65,6 +65,8 @@ impl Pending {
         }
         match self.sent_at.as_deref().and_then(parse_ts) {
             None => true,
+            // More than a minute ahead of this clock: a clock that was wrong, not a send.
+            Some(sent) if sent - now > chrono::TimeDelta::minutes(1) => true,
             Some(sent) => (now - sent).to_std().is_ok_and(|age| age >= RESEND_AFTER),
         }
     }
@@ -134,7 +136,9 @@ mod tests {
         );
         assert!(!pending(Some("2026-12-01T09:50:00.000Z")).must_send("j2", now));
         assert!(pending(Some("2026-12-01T09:45:00.000Z")).must_send("j2", now));
-        // A send stamped in the future (another environment's clock) is trusted, not resent.
-        assert!(!pending(Some("2026-12-01T10:05:00.000Z")).must_send("j2", now));
+        // A send stamped a little ahead (another environment's clock) is trusted; far ahead
+        // (a clock that was wrong) it would be trusted for good, so it is not.
+        assert!(!pending(Some("2026-12-01T10:00:30.000Z")).must_send("j2", now));
+        assert!(pending(Some("2026-12-01T10:05:00.000Z")).must_send("j2", now));
     }
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use likes_core::erase::{erase_user, EraseStore, Sweep};
 use likes_core::erase_job::{EraseJob, EraseQueue, ErasureRequests};
+use likes_core::time::now_ts;
 use tokio::time::Instant;
 
 /// Time kept back from the invocation's deadline to answer before Lambda stops the function.
@@ -105,6 +106,7 @@ impl<S: EraseStore> Worker<S> {
         match &self.requeue {
             Some(queue) => match queue.submit(&again).await {
                 Ok(()) => {
+                    self.noted_sent(&again).await;
                     tracing::info!(job_id = %again.job_id, deleted, requested_at = %again.requested_at,
                         "erase asked for again while it ran; continued up to the later request");
                     Outcome::Continued(deleted)
@@ -122,9 +124,20 @@ impl<S: EraseStore> Worker<S> {
         match queue.submit(job).await {
             Ok(()) => {
                 tracing::info!(job_id = %job.job_id, deleted, "erase out of time; continued as a new message");
+                self.noted_sent(job).await;
                 Outcome::Continued(deleted)
             }
             Err(e) => Outcome::Retry(format!("out of time, and not sent again: {e}")),
+        }
+    }
+
+    /// A continuation is a send like the API's: noted, so that the person's next request
+    /// does not send the job again while it is still running (each would continue itself).
+    async fn noted_sent(&self, job: &EraseJob) {
+        if let Some(erasures) = &self.erasures {
+            if let Err(e) = erasures.sent(&job.user_id, &job.job_id, &now_ts()).await {
+                tracing::warn!(job_id = %job.job_id, error = %e, "a continuation not noted as sent");
+            }
         }
     }
 

@@ -58,9 +58,12 @@ async fn a_job_asked_for_again_while_it_ran_goes_on_to_the_later_request() {
         (again[0].job_id.as_str(), again[0].requested_at.as_str()),
         ("job-1", T2)
     );
+    let still = pending
+        .pending(&me)
+        .expect("still pending until it reaches T2");
     assert!(
-        pending.pending(&me).is_some(),
-        "still pending until it reaches T2"
+        still.sent_at.is_some(),
+        "the continuation is noted as sent: a repeat request must not send a second chain"
     );
     // The continuation erases up to T2 and clears the record.
     let body = serde_json::to_string(&again[0]).unwrap();

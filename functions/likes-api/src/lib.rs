@@ -11,6 +11,7 @@ pub mod error;
 mod etag;
 pub mod identity;
 pub mod lambda;
+pub mod liker_ids;
 pub mod limits;
 pub mod metrics;
 pub mod request;
@@ -29,6 +30,7 @@ use serde_json::{json, Value};
 pub use crate::count_cache::CountCache;
 pub use crate::error::ApiError;
 pub use crate::identity::Auth;
+use crate::liker_ids::LikerIds;
 use crate::limits::{Class, Limiter};
 use crate::request::{expect_no_body, limit, query_param, request_id, summary_ids, write_token};
 use crate::routes::{route, Route};
@@ -52,6 +54,8 @@ pub struct App<L, C> {
     pub auth: Auth,
     /// What one caller may ask; no limits unless given (`with_limits`).
     pub limiter: Limiter,
+    /// How "who liked" names the likers: their `sub`s unless given (`with_liker_ids`).
+    pub liker_ids: LikerIds,
 }
 
 /// A JSON answer no cache may keep (`no-store`): the caller's own data, a write's result, an
@@ -146,7 +150,13 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
             function_name: "likes-api".to_owned(),
             auth: Auth::Authorizer,
             limiter: Limiter::default(),
+            liker_ids: LikerIds::Raw,
         }
+    }
+
+    pub fn with_liker_ids(mut self, liker_ids: LikerIds) -> Self {
+        self.liker_ids = liker_ids;
+        self
     }
 
     pub fn with_limits(mut self, limits: CallerLimits) -> Self {
@@ -245,21 +255,18 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
     /// Spends the request's tokens, before it costs a DynamoDB request: a like or unlike
     /// spends one of the caller's writes and one of its flips of that post.
     fn admit(&self, route: &Route, me: &UserId) -> Result<(), ApiError> {
-        let admit = |class, post| {
-            self.limiter
-                .admit(class, me, post)
-                .map_err(|r| ApiError::rate_limited(&r))
-        };
-        match route {
+        let asks: &[(Class, Option<&PostId>)] = match route {
             Route::Like(post) | Route::Unlike(post) => {
-                admit(Class::Writes, None)?;
-                admit(Class::Flips, Some(post))
+                &[(Class::Writes, None), (Class::Flips, Some(post))]
             }
-            Route::GetLike(_) | Route::Count(_) => admit(Class::Reads, None),
-            Route::MyLikes | Route::Likers(_) | Route::Summary => admit(Class::Lists, None),
-            Route::EraseMine => admit(Class::Erase, None),
-            Route::Options(_) => Ok(()),
-        }
+            Route::GetLike(_) | Route::Count(_) => &[(Class::Reads, None)],
+            Route::MyLikes | Route::Likers(_) | Route::Summary => &[(Class::Lists, None)],
+            Route::EraseMine => &[(Class::Erase, None)],
+            Route::Options(_) => &[],
+        };
+        self.limiter
+            .admit_all(me, asks)
+            .map_err(|r| ApiError::rate_limited(&r))
     }
 
     async fn like(&self, req: &Request, post: &PostId, me: &UserId) -> Answer {
@@ -314,13 +321,13 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
     async fn likers(&self, req: &Request, post: &PostId) -> Answer {
         let limit = limit(req)?;
         let after = query_param(req, "cursor")?
-            .map(|c| cursor::decode_likers(c, post))
+            .map(|c| cursor::decode_likers(&self.liker_ids.open(c)?, post))
             .transpose()?;
         let page = self.likes.likers_of_post(post, limit, after).await?;
         Ok(page_json(
             &page,
-            |last| cursor::encode_likers(post, last),
-            |i| json!({ "user_id": &i.user_id, "liked_at": i.liked_at }),
+            |last| self.liker_ids.seal(cursor::encode_likers(post, last)),
+            |i| json!({ "user_id": self.liker_ids.show(&i.user_id), "liked_at": i.liked_at }),
         ))
     }
 

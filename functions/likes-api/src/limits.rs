@@ -70,9 +70,10 @@ struct Bucket {
     at: Instant,
 }
 
-/// Callers remembered at most (a few MB). Past that, buckets that have refilled go (they are
-/// as if new), then the least recently seen eighth: memory stays bounded, and a caller being
-/// held back, who keeps knocking, is not forgotten.
+/// Buckets remembered at most (one per caller and class, and per post for flips; ~20 MB at
+/// worst with 128-character ids). Past that, buckets that have refilled go (they are as if
+/// new), then the least recently seen: memory stays bounded, and a caller being held back,
+/// who keeps knocking, is not forgotten.
 const CAPACITY: usize = 50_000;
 
 #[derive(Debug, Default)]
@@ -95,39 +96,67 @@ impl Limiter {
 
     /// Spends one token of `class` for `user` (and `post`, for flips), or says when to retry.
     pub fn admit(&self, class: Class, user: &UserId, post: Option<&PostId>) -> Result<(), Refusal> {
-        let Some(rate) = class.rate(&self.limits) else {
+        self.admit_all(user, &[(class, post)])
+    }
+
+    /// Spends one token of each, all or none: a request refused by one of its limits spends
+    /// nothing of the others.
+    pub fn admit_all(
+        &self,
+        user: &UserId,
+        asks: &[(Class, Option<&PostId>)],
+    ) -> Result<(), Refusal> {
+        let asks: Vec<(Key, Rate)> = asks
+            .iter()
+            .filter_map(|(class, post)| {
+                let rate = class.rate(&self.limits)?;
+                let key = Key {
+                    class: *class,
+                    user: user.clone(),
+                    post: post.cloned(),
+                };
+                Some((key, rate))
+            })
+            .collect();
+        if asks.is_empty() {
             return Ok(());
-        };
-        // A poisoned lock (a panic elsewhere) must not refuse everyone: admit.
-        let Ok(mut buckets) = self.buckets.lock() else {
-            return Ok(());
-        };
+        }
+        // A panic elsewhere while holding the lock leaves the buckets as they were: use them.
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
-        let key = Key {
-            class,
-            user: user.clone(),
-            post: post.cloned(),
-        };
-        if buckets.len() >= CAPACITY && !buckets.contains_key(&key) {
+        if buckets.len() >= CAPACITY {
             forget_some(&mut buckets, now, &self.limits);
         }
-        let bucket = buckets.entry(key).or_insert(Bucket {
-            tokens: f64::from(rate.burst),
-            at: now,
-        });
-        let tokens = refilled(bucket, rate, now);
-        bucket.at = now;
-        if tokens >= 1.0 {
-            bucket.tokens = tokens - 1.0;
-            return Ok(());
+        let mut refusal: Option<Refusal> = None;
+        for (key, rate) in &asks {
+            let bucket = buckets.entry(key.clone()).or_insert(Bucket {
+                tokens: f64::from(rate.burst),
+                at: now,
+            });
+            // Brought up to now (refilling spends nothing).
+            bucket.tokens = refilled(bucket, *rate, now);
+            bucket.at = now;
+            if bucket.tokens < 1.0 {
+                let wait = (1.0 - bucket.tokens) * rate.every.as_secs_f64();
+                let secs = wait.ceil().max(1.0) as u32;
+                if refusal.as_ref().is_none_or(|r| r.retry_after_secs < secs) {
+                    refusal = Some(Refusal {
+                        class: key.class,
+                        rate: *rate,
+                        retry_after_secs: secs,
+                    });
+                }
+            }
         }
-        bucket.tokens = tokens;
-        let wait = (1.0 - tokens) * rate.every.as_secs_f64();
-        Err(Refusal {
-            class,
-            rate,
-            retry_after_secs: wait.ceil().max(1.0) as u32,
-        })
+        if let Some(refusal) = refusal {
+            return Err(refusal);
+        }
+        for (key, _) in &asks {
+            if let Some(bucket) = buckets.get_mut(key) {
+                bucket.tokens -= 1.0;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -136,19 +165,24 @@ fn refilled(bucket: &Bucket, rate: Rate, now: Instant) -> f64 {
     (bucket.tokens + gained).min(f64::from(rate.burst))
 }
 
+/// Frees an eighth of the capacity at least, so that the scan runs once per that many new
+/// buckets, not once per request: refilled buckets first (they are as if new), then the least
+/// recently seen.
 fn forget_some(buckets: &mut HashMap<Key, Bucket>, now: Instant, limits: &CallerLimits) {
     buckets.retain(|k, b| {
         k.class
             .rate(limits)
             .is_some_and(|r| refilled(b, r, now) < f64::from(r.burst))
     });
-    if buckets.len() < CAPACITY {
+    let keep = CAPACITY - CAPACITY / 8;
+    if buckets.len() <= keep {
         return;
     }
     // The least recently seen: a caller being held back keeps knocking, so it stays.
     let mut by_age: Vec<(Instant, Key)> = buckets.iter().map(|(k, b)| (b.at, k.clone())).collect();
     by_age.sort_by_key(|(at, _)| *at);
-    for (_, key) in by_age.into_iter().take(CAPACITY / 8) {
+    let excess = buckets.len() - keep;
+    for (_, key) in by_age.into_iter().take(excess) {
         buckets.remove(&key);
     }
 }
@@ -212,6 +246,30 @@ mod tests {
         assert_eq!(refused.retry_after_secs, 60);
         // A class without a limit admits everything.
         assert!((0..100).all(|_| l.admit(Class::Lists, &a, None).is_ok()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_refused_by_one_limit_spends_nothing_of_the_other() {
+        let l = Limiter::new(CallerLimits {
+            writes: Some(Rate::per_minute(3, 3)),
+            flips: Some(Rate::per_minute(1, 1)),
+            ..CallerLimits::default()
+        });
+        let me = user(3);
+        let (p, q) = (PostId::parse("p").unwrap(), PostId::parse("q").unwrap());
+        let like = |post| l.admit_all(&me, &[(Class::Writes, None), (Class::Flips, Some(post))]);
+        assert!(like(&p).is_ok());
+        for _ in 0..5 {
+            assert_eq!(like(&p).unwrap_err().class, Class::Flips);
+        }
+        // Two writes are left for other posts, the refused flips having spent none.
+        assert!(like(&q).is_ok());
+        let r = PostId::parse("r").unwrap();
+        assert!(like(&r).is_ok());
+        assert_eq!(
+            like(&PostId::parse("s").unwrap()).unwrap_err().class,
+            Class::Writes
+        );
     }
 
     #[tokio::test(start_paused = true)]

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
 use lambda_http::request::LambdaRequest;
+use likes_api::liker_ids::LikerIds;
 use likes_api::{App, Auth, CountCache};
-use likes_aws::env::{AuthBy, FunctionEnv};
+use likes_aws::env::{AuthBy, FunctionEnv, LikerIdsSetting};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
 use likes_aws::{lambda, sdk, DynamoCounts, DynamoErasureRequests, DynamoLikes};
 
@@ -27,6 +28,10 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     );
     app.function_name = env.function_name;
     app = app.with_limits(env.limits);
+    if let LikerIdsSetting::Opaque { key } = &env.liker_ids {
+        let ids = LikerIds::opaque(key.as_bytes()).ok_or("LIKES_LIKER_ID_KEY is not usable")?;
+        app = app.with_liker_ids(ids);
+    }
     if env.auth == AuthBy::Function {
         // A function URL has no authorizer: this function verifies the bearer token. Its
         // settings are checked now, so that a misconfigured function fails at start.

@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use count_aggregator::{Aggregator, Settings as AggregatorSettings};
+use likes_api::liker_ids::LikerIds;
 use likes_aws::dynamo::schema::{COUNTS, ERASE_REQUESTS, EVENT_STATE, LIKES};
-use likes_aws::env::Published;
+use likes_aws::env::{LikerIdsSetting, Published};
 use likes_aws::eventbridge::{bus_to_queue, EventBridgeBus};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
 use likes_aws::{
@@ -165,6 +166,11 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     ready.store(true, Ordering::SeqCst);
 
     let report = Arc::new(Mutex::new(serde_json::Value::Null));
+    let liker_ids = match &settings.liker_ids {
+        LikerIdsSetting::Raw => LikerIds::Raw,
+        LikerIdsSetting::Opaque { key } => LikerIds::opaque(key.as_bytes())
+            .ok_or_else(|| LocalError::Setup("LIKES_LIKER_ID_KEY is not usable".into()))?,
+    };
     let gateway = Arc::new(gateway::Gateway {
         app: likes_api::App::with_cache(
             DynamoLikes::new(dynamo.clone(), &settings.likes_table),
@@ -173,7 +179,8 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         )
         .with_erase_queue(jobs)
         .with_erasure_requests(erasures)
-        .with_limits(settings.limits),
+        .with_limits(settings.limits)
+        .with_liker_ids(liker_ids),
         auth: settings.auth.clone(),
         cors: cors.clone(),
         ready,

@@ -1,6 +1,6 @@
 //! Settings of the local stack, all from the environment (the README's variables table).
 
-use likes_aws::env::{CallerLimits, EnvError, EventRules, Tuning};
+use likes_aws::env::{CallerLimits, EnvError, EventRules, LikerIdsSetting, Tuning};
 
 use crate::cors::{Cors, NotAnOrigin};
 use crate::jwt;
@@ -43,6 +43,8 @@ pub struct Settings {
     /// What one caller may ask of the API (`LIKES_CALLER_LIMITS`, `LIKES_LIMIT_*`), as on
     /// Lambda: the whole local API is one execution environment.
     pub limits: CallerLimits,
+    /// How "who liked" names likers (`LIKES_LIKER_IDS`, `LIKES_LIKER_ID_KEY`), as on Lambda.
+    pub liker_ids: LikerIdsSetting,
     /// The events function's rules (what it publishes, the suppression window), read as on
     /// Lambda; its state table and bus on the emulator.
     pub event_rules: EventRules,
@@ -100,6 +102,7 @@ impl Settings {
                 }),
             tuning: Tuning::from_env()?,
             limits: CallerLimits::from_env()?,
+            liker_ids: LikerIdsSetting::from_env()?,
             event_rules: EventRules::from_env()?,
             event_state_table: var("EVENT_STATE_TABLE_NAME")
                 .unwrap_or_else(|| "event-state".to_owned()),

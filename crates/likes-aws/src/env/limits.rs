@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use super::{var, EnvError};
 
+const NANOS_PER_SEC: u64 = 1_000_000_000;
+
 /// A token bucket's shape: `burst` requests at once, then one more per `every`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rate {
@@ -17,7 +19,7 @@ impl Rate {
     /// `n` a second, `burst` at once.
     pub const fn per_second(n: u32, burst: u32) -> Self {
         Self {
-            every: Duration::from_millis(1000 / n as u64),
+            every: Duration::from_nanos(NANOS_PER_SEC / n as u64),
             burst,
         }
     }
@@ -25,7 +27,7 @@ impl Rate {
     /// `n` a minute, `burst` at once.
     pub const fn per_minute(n: u32, burst: u32) -> Self {
         Self {
-            every: Duration::from_millis(60_000 / n as u64),
+            every: Duration::from_nanos(60 * NANOS_PER_SEC / n as u64),
             burst,
         }
     }
@@ -43,16 +45,16 @@ impl Rate {
         };
         let (n, unit) = rate.trim().split_once('/')?;
         let n: u32 = n.trim().parse().ok()?;
-        let per_ms = match unit.trim() {
-            "s" => 1000,
-            "min" => 60_000,
+        let per = match unit.trim() {
+            "s" => NANOS_PER_SEC,
+            "min" => 60 * NANOS_PER_SEC,
             _ => return None,
         };
         if n == 0 || n > 1000 || burst == Some(0) {
             return None;
         }
         Some(Some(Self {
-            every: Duration::from_millis(per_ms / n as u64),
+            every: Duration::from_nanos(per / n as u64),
             burst: burst.unwrap_or(n),
         }))
     }
@@ -60,11 +62,11 @@ impl Rate {
 
 impl std::fmt::Display for Rate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ms = self.every.as_millis().max(1);
-        if ms <= 1000 {
-            write!(f, "{}/s, {} at once", 1000 / ms, self.burst)
+        let every = self.every.as_secs_f64().max(1e-9);
+        if every <= 1.0 {
+            write!(f, "{:.0}/s, {} at once", 1.0 / every, self.burst)
         } else {
-            write!(f, "{}/min, {} at once", 60_000 / ms, self.burst)
+            write!(f, "{:.0}/min, {} at once", 60.0 / every, self.burst)
         }
     }
 }
@@ -144,5 +146,12 @@ mod tests {
         }
         assert_eq!(Rate::per_second(5, 20).to_string(), "5/s, 20 at once");
         assert_eq!(Rate::per_minute(2, 3).to_string(), "2/min, 3 at once");
+        // Exact, not rounded to milliseconds: 600/s is 600/s, 7/min is 7/min.
+        let fast = Rate::parse("600/s").unwrap().unwrap();
+        assert_eq!(fast.to_string(), "600/s, 600 at once");
+        assert_eq!(
+            Rate::parse("7/min,1").unwrap().unwrap().to_string(),
+            "7/min, 1 at once"
+        );
     }
 }

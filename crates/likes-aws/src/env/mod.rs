@@ -202,6 +202,51 @@ pub struct FunctionEnv {
     pub auth: AuthBy,
     /// What one caller may ask of the API (`LIKES_CALLER_LIMITS`, `LIKES_LIMIT_*`).
     pub limits: CallerLimits,
+    /// How "who liked" names the likers (`LIKES_LIKER_IDS`, `LIKES_LIKER_ID_KEY`).
+    pub liker_ids: LikerIdsSetting,
+}
+
+/// How the likers listing names users: `LIKES_LIKER_IDS=raw` (the default: their `sub`s) or
+/// `opaque` (a keyed hash per deployment, from `LIKES_LIKER_ID_KEY`, 32 characters or more).
+#[derive(Clone, PartialEq, Eq)]
+pub enum LikerIdsSetting {
+    Raw,
+    Opaque { key: String },
+}
+
+impl std::fmt::Debug for LikerIdsSetting {
+    // The key is a secret: never in a log line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Raw => f.write_str("Raw"),
+            Self::Opaque { .. } => f.write_str("Opaque { key: <hidden> }"),
+        }
+    }
+}
+
+/// The shortest `LIKES_LIKER_ID_KEY` accepted.
+pub const LIKER_ID_KEY_MIN: usize = 32;
+
+impl LikerIdsSetting {
+    pub fn from_env() -> Result<Self, EnvError> {
+        match var("LIKES_LIKER_IDS").as_deref() {
+            None | Some("raw") => Ok(Self::Raw),
+            Some("opaque") => match var("LIKES_LIKER_ID_KEY") {
+                Some(key) if key.len() >= LIKER_ID_KEY_MIN => Ok(Self::Opaque { key }),
+                Some(_) => Err(EnvError::Invalid {
+                    name: "LIKES_LIKER_ID_KEY",
+                    value: "<hidden>".to_owned(),
+                    what: "at least 32 characters (a random secret)",
+                }),
+                None => Err(EnvError::Missing("LIKES_LIKER_ID_KEY")),
+            },
+            Some(other) => Err(EnvError::Invalid {
+                name: "LIKES_LIKER_IDS",
+                value: other.to_owned(),
+                what: "raw or opaque",
+            }),
+        }
+    }
 }
 
 /// Who verifies the bearer token: `LIKES_AUTH=authorizer` (the default: API Gateway's JWT
@@ -244,6 +289,7 @@ impl FunctionEnv {
                 .unwrap_or_else(|| default_name.to_owned()),
             auth: AuthBy::from_env()?,
             limits: CallerLimits::from_env()?,
+            liker_ids: LikerIdsSetting::from_env()?,
         })
     }
 }
