@@ -6,7 +6,8 @@
 //! key starting with `~`: `~` is outside the id grammar and sorts above every byte of it, so
 //! `user_id < "~"` reads likes only, and no control item has `liked_at`, so no index and no
 //! listing sees one.
-//! - `~op#<user>#<token>`: a named request's marker (one request, one effect);
+//! - `~op#<user>#<token>`: a named request's marker (one request, one effect), where the
+//!   deployment has no Markers table (`likes_aws::dynamo::schema::markers`) and in memory;
 //! - `~fence#<job>#begin|end`: a recount's fences (count-aggregator's invariant 9);
 //! - `~w#<job>#<user>#<seq>`: one change inside a recount's window (its stream sequence
 //!   number as a 23-character `SeqKey`).

@@ -22,7 +22,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let conf = sdk::loader().load().await;
     let client = sdk::dynamo(&conf, env.xray);
     let mut app = App::with_cache(
-        DynamoLikes::new(client.clone(), env.tables.likes),
+        DynamoLikes::new(client.clone(), env.tables.likes).with_markers(env.tables.markers),
         DynamoCounts::new(client.clone(), env.tables.counts),
         CountCache::new(env.tuning.count_cache),
     );

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use count_aggregator::{Aggregator, Settings as AggregatorSettings};
 use likes_api::liker_ids::LikerIds;
-use likes_aws::dynamo::schema::{COUNTS, ERASE_REQUESTS, EVENT_STATE, LIKES};
+use likes_aws::dynamo::schema::{COUNTS, ERASE_REQUESTS, EVENT_STATE, LIKES, MARKERS};
 use likes_aws::env::{LikerIdsSetting, Published};
 use likes_aws::eventbridge::{bus_to_queue, EventBridgeBus};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
@@ -171,9 +171,11 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         LikerIdsSetting::Opaque { key } => LikerIds::opaque(key.as_bytes())
             .ok_or_else(|| LocalError::Setup("LIKES_LIKER_ID_KEY is not usable".into()))?,
     };
+    setup::ensure_table(&dynamo, &MARKERS, &settings.markers_table).await?;
     let gateway = Arc::new(gateway::Gateway {
         app: likes_api::App::with_cache(
-            DynamoLikes::new(dynamo.clone(), &settings.likes_table),
+            DynamoLikes::new(dynamo.clone(), &settings.likes_table)
+                .with_markers(Some(&settings.markers_table)),
             DynamoCounts::new(dynamo, &settings.counts_table),
             likes_api::CountCache::new(settings.tuning.count_cache),
         )

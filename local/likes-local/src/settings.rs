@@ -51,6 +51,8 @@ pub struct Settings {
     pub event_state_table: String,
     /// The pending erasures (`ERASE_REQUESTS_TABLE_NAME`, default `erase-requests`).
     pub erase_requests_table: String,
+    /// Named requests' markers (`MARKERS_TABLE_NAME`, default `markers`).
+    pub markers_table: String,
     pub event_bus: String,
 }
 
@@ -108,6 +110,7 @@ impl Settings {
                 .unwrap_or_else(|| "event-state".to_owned()),
             erase_requests_table: var("ERASE_REQUESTS_TABLE_NAME")
                 .unwrap_or_else(|| "erase-requests".to_owned()),
+            markers_table: var("MARKERS_TABLE_NAME").unwrap_or_else(|| "markers".to_owned()),
             event_bus: var("EVENT_BUS_NAME").unwrap_or_else(|| "likes".to_owned()),
         })
     }

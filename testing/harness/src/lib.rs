@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use lambda_http::Request;
-use likes_aws::dynamo::schema::{create_table, COUNTS, LIKES};
+use likes_aws::dynamo::schema::{create_table, COUNTS, LIKES, MARKERS};
 use likes_aws::{DynamoCounts, DynamoLikes};
 use likes_core::{CountsRead, LikesStore, PostBucket, PostId, UserId};
 pub use likes_sim::apigw::ApiEvent;
@@ -44,6 +44,8 @@ pub struct Tables {
     pub client: Client,
     pub likes_table: String,
     pub counts_table: String,
+    /// Named requests' markers, as deployed (the API's Likes store writes them here).
+    pub markers_table: String,
 }
 
 impl Tables {
@@ -58,15 +60,21 @@ impl Tables {
         create_table(&client, &COUNTS, &counts_table)
             .await
             .expect("create Counts table");
+        let markers_table = format!("markers-{suffix}");
+        create_table(&client, &MARKERS, &markers_table)
+            .await
+            .expect("create Markers table");
         Self {
             client,
             likes_table,
             counts_table,
+            markers_table,
         }
     }
 
     pub fn likes(&self) -> DynamoLikes {
         DynamoLikes::new(self.client.clone(), &self.likes_table)
+            .with_markers(Some(&self.markers_table))
     }
 
     pub fn counts(&self) -> DynamoCounts {
@@ -86,6 +94,7 @@ impl Tables {
             ("AWS_SECRET_ACCESS_KEY", "test".to_owned()),
             ("LIKES_TABLE_NAME", self.likes_table.clone()),
             ("COUNTS_TABLE_NAME", self.counts_table.clone()),
+            ("MARKERS_TABLE_NAME", self.markers_table.clone()),
         ]
     }
 
@@ -254,7 +263,8 @@ impl Tables {
             .build();
         let client = Client::from_conf(conf);
         likes_api::App::new(
-            DynamoLikes::new(client.clone(), &self.likes_table),
+            DynamoLikes::new(client.clone(), &self.likes_table)
+                .with_markers(Some(&self.markers_table)),
             DynamoCounts::new(client, &self.counts_table),
         )
     }

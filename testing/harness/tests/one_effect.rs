@@ -247,3 +247,46 @@ async fn a_named_request_that_changed_nothing_never_takes_effect_later() {
         (422, Some("idempotency_key_reused"))
     );
 }
+
+/// Named requests' markers live in their own table, keyed by the user (issue 25): 200 named
+/// flips of one post leave no marker in the post's partition (whose item collection the LSI
+/// caps at 10 GB, for everyone who likes the post), and each marker still answers its retry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn named_flips_leave_no_marker_in_the_posts_partition() {
+    let t = Tables::new().await;
+    let app = t.app();
+    let post = PostId::parse("flipped-post").unwrap();
+    let sub = "auth0|flipper";
+    for i in 0..200 {
+        let method = if i % 2 == 0 { "PUT" } else { "DELETE" };
+        let (status, body, _) = call(&app, keyed(method, &post, sub, &format!("flip-{i}"))).await;
+        assert_eq!(
+            (status, body["changed"].as_bool()),
+            (200, Some(true)),
+            "{i}: {body}"
+        );
+    }
+    let in_partitions: Vec<String> = t
+        .scan(&t.likes_table)
+        .await
+        .iter()
+        .filter_map(|item| item.get("user_id")?.as_s().ok().cloned())
+        .filter(|sort_key| sort_key.starts_with('~'))
+        .collect();
+    assert!(
+        in_partitions.is_empty(),
+        "markers in the post's partition: {in_partitions:?}"
+    );
+    assert_eq!(t.scan(&t.markers_table).await.len(), 200);
+    // The first flip's retry is answered as it was, from its marker, and changes nothing.
+    let (status, body, _) = call(&app, keyed("PUT", &post, sub, "flip-0")).await;
+    assert_eq!(
+        (status, body["changed"].as_bool()),
+        (200, Some(true)),
+        "{body}"
+    );
+    assert!(
+        !liked(&t, &post, sub).await,
+        "the retry liked again"
+    );
+}

@@ -114,6 +114,25 @@ pub mod event_state {
     }
 }
 
+/// Named requests' markers (`dynamo::likes::write`), in their own table when the deployment
+/// has one: keyed by the user, so that no post's partition, and no item collection under the
+/// Likes table's LSI, holds them.
+pub mod markers {
+    use likes_core::{PostId, WriteToken};
+
+    pub const PK: &str = "user_id";
+    pub const SK: &str = "request";
+    /// What the request did, and when the marker expires (the table's TTL attribute): spelled
+    /// as in the Likes table's markers, so that one write builds either.
+    pub use super::likes::{EXPIRES_AT, OP};
+
+    /// The sort key of the user's request named `token` on `post`. `#` is outside both
+    /// grammars, so the key reads back unambiguously.
+    pub fn request_key(post: &PostId, token: &WriteToken) -> String {
+        format!("{post}#{}", token.as_str())
+    }
+}
+
 /// Pending erasures (`dynamo::erasures`): one item per user whose erase job is pending.
 pub mod erase_requests {
     pub const PK: &str = "user_id";
@@ -198,6 +217,19 @@ pub const ERASE_REQUESTS: TableDef = TableDef {
     stream_view: None,
     // An item goes when its job is done, never by age: a pending erasure must not expire.
     ttl_attribute: None,
+};
+
+pub const MARKERS: TableDef = TableDef {
+    logical_id: "MarkersTable",
+    attributes: &[(markers::PK, AttrType::S), (markers::SK, AttrType::S)],
+    key: Key {
+        hash: markers::PK,
+        range: Some(markers::SK),
+    },
+    local_indexes: &[],
+    global_indexes: &[],
+    stream_view: None,
+    ttl_attribute: Some(markers::EXPIRES_AT),
 };
 
 fn key_schema(key: &Key) -> Result<Vec<KeySchemaElement>, StoreError> {
@@ -416,5 +448,6 @@ mod tests {
         check(&COUNTS);
         check(&EVENT_STATE);
         check(&ERASE_REQUESTS);
+        check(&MARKERS);
     }
 }

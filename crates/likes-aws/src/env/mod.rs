@@ -43,6 +43,9 @@ pub struct TableNames {
     pub likes: String,
     /// `COUNTS_TABLE_NAME`.
     pub counts: String,
+    /// `MARKERS_TABLE_NAME`: named requests' markers (the API's only); unset, they go into
+    /// the like's partition.
+    pub markers: Option<String>,
 }
 
 /// How the API and the aggregator are tuned; the same variables on Lambda and in `make dev`.
@@ -280,6 +283,7 @@ impl FunctionEnv {
             tables: TableNames {
                 likes: required("LIKES_TABLE_NAME")?,
                 counts: required("COUNTS_TABLE_NAME")?,
+                markers: var("MARKERS_TABLE_NAME"),
             },
             erase_queue_url: var("ERASE_QUEUE_URL"),
             erase_requests_table: var("ERASE_REQUESTS_TABLE_NAME"),

@@ -6,6 +6,8 @@
 //! `post_id` (S), `liked_at` (S, see `likes_core::time`), `tok` (S, the token of the request that
 //! wrote it). Control items share the partition under sort keys starting with `~`
 //! (`likes_core::control`): they have no `liked_at`, so no index and no listing sees them.
+//! Named requests' markers go to their own table when the deployment has one
+//! ([`DynamoLikes::with_markers`]).
 
 mod admin;
 mod erase;
@@ -28,6 +30,9 @@ use super::schema::likes::{PK, SK};
 pub struct DynamoLikes {
     client: Client,
     table: String,
+    /// Where named requests' markers go (`MARKERS_TABLE_NAME`); without one, into the like's
+    /// own partition under `~op#` keys (`likes_core::control::marker_key`).
+    markers: Option<String>,
 }
 
 impl DynamoLikes {
@@ -35,7 +40,15 @@ impl DynamoLikes {
         Self {
             client,
             table: table.into(),
+            markers: None,
         }
+    }
+
+    /// Markers in their own table: a user flipping a like with named requests then fills no
+    /// post's partition (whose item collection the LSI caps at 10 GB) and no stream.
+    pub fn with_markers(mut self, table: Option<impl Into<String>>) -> Self {
+        self.markers = table.map(Into::into);
+        self
     }
 
     pub fn table(&self) -> &str {

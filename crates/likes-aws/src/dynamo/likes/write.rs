@@ -16,7 +16,8 @@
 //!   leaves nothing to find), the answer is `OutcomeUnknown` — a 503 that says so — rather than
 //!   a guess.
 //! - A request the client names with an `Idempotency-Key` writes, in one transaction with its
-//!   effect, a marker item (`likes_core::control::marker_key`) into the same partition. A retry
+//!   effect, a marker item: into the Markers table, keyed by the user (`schema::markers`), or
+//!   without one into the like's partition (`likes_core::control::marker_key`). A retry
 //!   with the same key finds the marker and is answered `changed: true` without touching the
 //!   like, however the like changed in between. A named request that finds the like already as
 //!   asked records that too, in one transaction with the check that it still is (a
@@ -46,6 +47,7 @@ use super::{item_key, like_key, DynamoLikes};
 use crate::dynamo::calls::get_string;
 use crate::dynamo::classify::{build, classify};
 use crate::dynamo::schema::likes::{EXPIRES_AT, LIKED_AT, OP, POST_ID, SK, TOKEN};
+use crate::dynamo::schema::markers;
 use crate::dynamo::{failed_condition, s};
 
 /// Attempts at a write that failed without taking effect.
@@ -321,13 +323,14 @@ impl DynamoLikes {
             Step::Effect => op.name(),
             Step::NoOp => op.noop_name(),
         };
+        let (table, key, key_attr) = self.marker_at(r, &bucket);
         let marker = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(item_key(&bucket, marker_key(r.user, r.token))))
+            .table_name(table)
+            .set_item(Some(key))
             .item(OP, s(recorded))
             .item(EXPIRES_AT, AttributeValue::N(expires.to_string()))
             .condition_expression(missing)
-            .expression_attribute_names("#sk", SK)
+            .expression_attribute_names("#sk", key_attr)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(build)?;
@@ -372,12 +375,36 @@ impl DynamoLikes {
         )))
     }
 
+    /// Where `r`'s marker lives: its table, its key, and the key attribute a condition on its
+    /// absence names. The two tables spell `op` and `expires_at` alike.
+    fn marker_at(
+        &self,
+        r: &Request<'_>,
+        bucket: &PostBucket,
+    ) -> (&str, HashMap<String, AttributeValue>, &'static str) {
+        match &self.markers {
+            Some(table) => (
+                table,
+                HashMap::from([
+                    (markers::PK.to_owned(), s(r.user.as_str())),
+                    (
+                        markers::SK.to_owned(),
+                        s(markers::request_key(r.post, r.token)),
+                    ),
+                ]),
+                markers::SK,
+            ),
+            None => (
+                &self.table,
+                item_key(bucket, marker_key(r.user, r.token)),
+                SK,
+            ),
+        }
+    }
+
     async fn marker_op(&self, r: &Request<'_>) -> Result<Option<String>, StoreError> {
-        let key = item_key(
-            &PostBucket::for_like(r.post, r.user),
-            marker_key(r.user, r.token),
-        );
-        get_string(&self.client, &self.table, key, OP).await
+        let (table, key, _) = self.marker_at(r, &PostBucket::for_like(r.post, r.user));
+        get_string(&self.client, table, key, OP).await
     }
 
     async fn stored_token(&self, r: &Request<'_>) -> Result<Option<String>, StoreError> {
