@@ -285,8 +285,5 @@ async fn named_flips_leave_no_marker_in_the_posts_partition() {
         (200, Some(true)),
         "{body}"
     );
-    assert!(
-        !liked(&t, &post, sub).await,
-        "the retry liked again"
-    );
+    assert!(!liked(&t, &post, sub).await, "the retry liked again");
 }
