@@ -40,6 +40,13 @@ pub trait EraseQueue: Send + Sync {
     fn submit<'a>(&'a self, job: &'a EraseJob) -> Submitted<'a>;
 }
 
+/// How long after an erase request a like stamped before it may still be written: the API
+/// stamps `liked_at` when a like arrives and writes it within its bound (3 attempts of 3 s,
+/// `likes_aws::dynamo::likes::write`), and the by-user index follows the table within a second
+/// or so. A job's last sweep starts no earlier than this long after its `requested_at`, so
+/// that such a like is found.
+pub const SETTLE: Duration = Duration::from_secs(15);
+
 /// A user's pending erasure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pending {

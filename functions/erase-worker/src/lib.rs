@@ -16,7 +16,8 @@ use std::time::Duration;
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use likes_core::erase::{erase_user, EraseStore, Sweep};
 use likes_core::erase_job::{EraseJob, EraseQueue, ErasureRequests};
-use likes_core::time::now_ts;
+use likes_core::time::{now_ts, parse_ts};
+use likes_core::StoreError;
 use tokio::time::Instant;
 
 /// Time kept back from the invocation's deadline to answer before Lambda stops the function.
@@ -28,6 +29,9 @@ pub struct Worker<S> {
     /// The index lags the table: a job ends after this many empty sweeps, `pause` apart.
     pub empty_sweeps: u32,
     pub pause: Duration,
+    /// The last sweep starts no earlier than this long after the request
+    /// (`likes_core::erase_job::SETTLE` when deployed).
+    pub settle: Duration,
     /// Where a job that ran out of time after some progress goes again (the erase queue).
     /// Without it, such a job is retried as any failure.
     pub requeue: Option<Arc<dyn EraseQueue>>,
@@ -43,6 +47,15 @@ pub enum Outcome {
     Continued(usize),
     /// Not done this time; SQS will deliver it again.
     Retry(String),
+}
+
+/// How long until `settle` after the request, if that is still ahead.
+fn settling(requested_at: &str, settle: Duration) -> Option<Duration> {
+    let settled = parse_ts(requested_at)? + chrono::TimeDelta::from_std(settle).ok()?;
+    (settled - chrono::Utc::now())
+        .to_std()
+        .ok()
+        .filter(|w| !w.is_zero())
 }
 
 impl<S: EraseStore> Worker<S> {
@@ -61,7 +74,21 @@ impl<S: EraseStore> Worker<S> {
             pause: self.pause,
             before: Some(&job.requested_at),
         };
-        let erase = erase_user(&self.likes, &job.user_id, &sweep);
+        let erase = async {
+            let first = erase_user(&self.likes, &job.user_id, &sweep).await?;
+            // A like stamped before the request may still be on its way: once it has had the
+            // time to land, sweep again (nothing to do costs one empty query or two).
+            let Some(wait) = settling(&job.requested_at, self.settle) else {
+                return Ok::<usize, StoreError>(first);
+            };
+            tokio::time::sleep(wait).await;
+            let more = |n: usize| deleted.store(first + n, Ordering::Relaxed);
+            let again = Sweep {
+                progress: &more,
+                ..sweep
+            };
+            Ok(first + erase_user(&self.likes, &job.user_id, &again).await?)
+        };
         let done = match deadline {
             Some(d) => match tokio::time::timeout_at(d - DEADLINE_MARGIN, erase).await {
                 Ok(done) => done,

@@ -25,6 +25,7 @@ async fn main() -> Result<(), Error> {
         likes: DynamoLikes::new(dynamo, env.tables.likes),
         empty_sweeps: 2,
         pause: Duration::from_secs(2),
+        settle: likes_core::erase_job::SETTLE,
         requeue,
         erasures,
     };

@@ -28,6 +28,7 @@ fn worker(t: &Tables, queue: &Arc<RecordedQueue>) -> Worker<DynamoLikes> {
         likes: t.likes(),
         empty_sweeps: 1,
         pause: Duration::from_millis(50),
+        settle: Duration::ZERO,
         requeue: Some(Arc::clone(queue) as Arc<dyn EraseQueue>),
         erasures: None,
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use erase_worker::{Outcome, Worker};
-use likes_core::erase_job::{EraseQueue, ErasureRequests};
+use likes_core::erase_job::{EraseJob, EraseQueue, ErasureRequests};
 use likes_core::store::memory::{MemoryErasureRequests, MemoryLikes};
 use likes_core::{LikesStore, PostId, UserId, WriteToken};
 use likes_harness::RecordedQueue;
@@ -40,6 +40,7 @@ async fn a_job_asked_for_again_while_it_ran_goes_on_to_the_later_request() {
         likes,
         empty_sweeps: 1,
         pause: Duration::from_millis(1),
+        settle: Duration::ZERO,
         requeue: Some(queue.clone() as Arc<dyn EraseQueue>),
         erasures: Some(pending.clone() as Arc<dyn ErasureRequests>),
     };
@@ -74,4 +75,43 @@ async fn a_job_asked_for_again_while_it_ran_goes_on_to_the_later_request() {
     let body = serde_json::to_string(&first.job(&me)).unwrap();
     assert_eq!(worker.run_job(&body, None).await, Outcome::Erased(0));
     assert_eq!(queue.jobs().len(), 1);
+}
+
+/// A like stamped just before the erase request but written after the worker's first sweep
+/// (its request was still being retried) is erased too: the last sweep waits until such a like
+/// has had the time to land. In tokio's paused time, so that the wait costs nothing.
+#[tokio::test(start_paused = true)]
+async fn a_like_stamped_before_the_request_and_written_late_is_erased() {
+    let me = UserId::parse("auth0|late-like").unwrap();
+    let post = PostId::parse("late").unwrap();
+    let requested_at = likes_core::time::now_ts();
+    let stamped = likes_core::time::format_ts(
+        likes_core::time::parse_ts(&requested_at).unwrap() - chrono::TimeDelta::milliseconds(5),
+    );
+    let worker = Worker {
+        likes: MemoryLikes::default(),
+        empty_sweeps: 1,
+        pause: Duration::from_millis(1),
+        settle: likes_core::erase_job::SETTLE,
+        requeue: None,
+        erasures: None,
+    };
+    let job = EraseJob {
+        job_id: "late".into(),
+        user_id: me.clone(),
+        requested_at,
+    };
+    let body = serde_json::to_string(&job).unwrap();
+    let late_write = async {
+        // The like's request, retried, lands 5 s after the erase was asked for.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        worker
+            .likes
+            .like(&post, &me, &stamped, &WriteToken::random())
+            .await
+            .unwrap();
+    };
+    let (outcome, ()) = tokio::join!(worker.run_job(&body, None), late_write);
+    assert_eq!(outcome, Outcome::Erased(1));
+    assert_eq!(worker.likes.liked_at(&post, &me).await.unwrap(), None);
 }

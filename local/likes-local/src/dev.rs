@@ -88,6 +88,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         likes: DynamoLikes::new(dynamo.clone(), &settings.likes_table),
         empty_sweeps: 2,
         pause: std::time::Duration::from_millis(500),
+        settle: likes_core::erase_job::SETTLE,
         requeue: Some(Arc::clone(&jobs)),
         erasures: Some(Arc::clone(&erasures)),
     };
