@@ -90,10 +90,6 @@ impl Limiter {
         }
     }
 
-    pub fn limits(&self) -> &CallerLimits {
-        &self.limits
-    }
-
     /// Spends one token of `class` for `user` (and `post`, for flips), or says when to retry.
     pub fn admit(&self, class: Class, user: &UserId, post: Option<&PostId>) -> Result<(), Refusal> {
         self.admit_all(user, &[(class, post)])

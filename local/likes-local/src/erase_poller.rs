@@ -15,6 +15,7 @@ use likes_aws::DynamoLikes;
 use likes_sim::sqs::message;
 
 use crate::error::LocalError;
+use crate::sqs_poll;
 
 pub const ERASE_QUEUE: &str = "likes-erase";
 pub const ERASE_DLQ: &str = "likes-erase-dlq";
@@ -68,27 +69,7 @@ pub async fn create(sqs: &aws_sdk_sqs::Client) -> Result<String, LocalError> {
 /// Polls until the process stops. Errors reaching the queue are logged and retried.
 pub async fn run(sqs: aws_sdk_sqs::Client, queue_url: String, worker: Worker<DynamoLikes>) {
     loop {
-        let received = sqs
-            .receive_message()
-            .queue_url(&queue_url)
-            .max_number_of_messages(10)
-            // No long poll: the emulator answers one request at a time, and a waiting receive
-            // would hold up every like behind it.
-            .wait_time_seconds(0)
-            .send()
-            .await;
-        let messages = match received {
-            Ok(out) => out.messages.unwrap_or_default(),
-            Err(e) => {
-                tracing::warn!(error = %DisplayErrorContext(e), "erase queue unreachable; retrying");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                continue;
-            }
-        };
-        if messages.is_empty() {
-            tokio::time::sleep(POLL_PAUSE).await;
-            continue;
-        }
+        let messages = sqs_poll::receive(&sqs, &queue_url, "the erase queue", POLL_PAUSE).await;
         let mut event = SqsEvent::default();
         event.records = messages
             .iter()
@@ -106,18 +87,9 @@ pub async fn run(sqs: aws_sdk_sqs::Client, queue_url: String, worker: Worker<Dyn
                 .batch_item_failures
                 .iter()
                 .any(|f| Some(f.item_identifier.as_str()) == m.message_id());
-            if failed {
-                continue;
-            }
-            let deleted = sqs
-                .delete_message()
-                .queue_url(&queue_url)
-                .receipt_handle(m.receipt_handle().unwrap_or(""))
-                .send()
-                .await;
-            if let Err(e) = deleted {
-                // Delivered again later and erased again: harmless.
-                tracing::warn!(error = %DisplayErrorContext(e), "an erase message was not deleted");
+            if !failed {
+                // Not deleted, it is delivered again later and erased again: harmless.
+                sqs_poll::delete(&sqs, &queue_url, m, "the erase queue").await;
             }
         }
     }

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use aws_sdk_sqs::error::DisplayErrorContext;
 use futures::FutureExt;
 use like_events::{BatchReport, LikeEvents};
 use likes_core::store::events::{CountsProgress, EventBus, MilestoneStore, SuppressionStore};
@@ -18,6 +17,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::esm::function::{Function, FunctionError};
+use crate::sqs_poll;
 
 /// The queue the local bus's rule delivers every event to.
 pub const EVENTS_QUEUE: &str = "likes-events";
@@ -128,41 +128,15 @@ impl EventFeed {
     /// Reads the queue until the process stops: each message is kept, then deleted.
     pub async fn poll(&self, sqs: aws_sdk_sqs::Client, queue_url: String) {
         loop {
-            let received = sqs
-                .receive_message()
-                .queue_url(&queue_url)
-                .max_number_of_messages(10)
-                // No long poll: the emulator answers one request at a time.
-                .wait_time_seconds(0)
-                .send()
-                .await;
-            let messages = match received {
-                Ok(out) => out.messages.unwrap_or_default(),
-                Err(e) => {
-                    tracing::warn!(error = %DisplayErrorContext(e), "the events queue is unreachable; retrying");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    continue;
-                }
-            };
-            if messages.is_empty() {
-                tokio::time::sleep(POLL_PAUSE).await;
-                continue;
-            }
+            let messages =
+                sqs_poll::receive(&sqs, &queue_url, "the events queue", POLL_PAUSE).await;
             for m in &messages {
                 let body = m.body().unwrap_or("");
                 match serde_json::from_str::<Value>(body) {
                     Ok(event) => self.push(event),
                     Err(e) => tracing::warn!(error = %e, "an events message is not JSON"),
                 }
-                let deleted = sqs
-                    .delete_message()
-                    .queue_url(&queue_url)
-                    .receipt_handle(m.receipt_handle().unwrap_or(""))
-                    .send()
-                    .await;
-                if let Err(e) = deleted {
-                    tracing::warn!(error = %DisplayErrorContext(e), "an events message was not deleted");
-                }
+                sqs_poll::delete(&sqs, &queue_url, m, "the events queue").await;
             }
         }
     }

@@ -16,6 +16,7 @@ pub mod jwt;
 pub mod moto;
 pub mod settings;
 pub mod setup;
+pub mod sqs_poll;
 
 pub use dev::dev;
 pub use error::LocalError;
