@@ -6,8 +6,9 @@
 //! key starting with `~`: `~` is outside the id grammar and sorts above every byte of it, so
 //! `user_id < "~"` reads likes only, and no control item has `liked_at`, so no index and no
 //! listing sees one.
-//! - `~op#<user>#<token>`: a named request's marker (one request, one effect), where the
+//! - `~op#<user>[#<kind>]#<token>`: a named request's marker (one request, one effect), where the
 //!   deployment has no Markers table (`likes_aws::dynamo::schema::markers`) and in memory;
+//! - `~g#<user>`: a user's guard in `single` reaction mode;
 //! - `~fence#<job>#begin|end`: a recount's fences (count-aggregator's invariant 9);
 //! - `~w#<job>#<user>#<seq>`: one change inside a recount's window (its stream sequence
 //!   number as a 23-character `SeqKey`).
@@ -15,7 +16,6 @@
 //! (A post's recount lease is not an item of its own: it lives on the post's Counts item, so
 //! that the aggregator's fences and the job's correction can be conditional on it.)
 
-use crate::ids::UserId;
 use crate::seq::SeqKey;
 use crate::write_token::WriteToken;
 
@@ -27,9 +27,16 @@ pub fn is_control(sort_key: &str) -> bool {
     sort_key.starts_with('~')
 }
 
-/// The sort key of a named request's marker.
-pub fn marker_key(user: &UserId, token: &WriteToken) -> String {
-    format!("~op#{user}#{}", token.as_str())
+/// The sort key of a named request's marker, by the sort key of the item it writes (the user
+/// for a like, `{user}#{kind}` for a reaction: `crate::reaction::sort_key`).
+pub fn marker_key(item: &str, token: &WriteToken) -> String {
+    format!("~op#{item}#{}", token.as_str())
+}
+
+/// The sort key of a user's `single`-mode guard in a bucket (`likes_aws`' `single` module):
+/// every creation in that mode rewrites it, so that two cannot commit on the same read.
+pub fn guard_key(user: &crate::ids::UserId) -> String {
+    format!("~g#{user}")
 }
 
 /// A sort-key range `[from, to)`: what one Query with `BETWEEN` (its upper end excluded)

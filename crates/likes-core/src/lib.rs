@@ -6,6 +6,7 @@
 //! Layout:
 //! - [`ids`]: the id grammar (`PostId`, `UserId`);
 //! - [`bucket`]: the bucket hash (a persistent format) and the Likes partition key;
+//! - [`reaction`]: reaction kinds, the mode, and a reaction's sort key;
 //! - [`seq`]: stream sequence numbers, compared as numbers, and their stored form;
 //! - [`stream_event`]: a Likes stream batch as Lambda delivers it, as its readers decode it;
 //! - [`time`]: the `liked_at` format;
@@ -20,6 +21,7 @@ pub mod control;
 pub mod erase;
 pub mod erase_job;
 pub mod ids;
+pub mod reaction;
 pub mod seq;
 pub mod store;
 pub mod stream_event;
@@ -28,10 +30,11 @@ pub mod write_token;
 
 pub use bucket::{bucket_of, PostBucket, BUCKETS};
 pub use ids::{IdError, PostId, UserId};
+pub use reaction::{Kind, Kinds, Mode, Reactions};
 pub use seq::{Seq, SeqNo};
 pub use store::{
     ApplyOutcome, BucketCount, BucketWrite, CountsAdmin, CountsLedger, CountsRead, Ended,
     FenceRecord, FenceWrite, LeaseState, LikerPos, LikesAdmin, LikesStore, Page, PostCounts,
-    StoreError, UserLikePos, Window, WindowEntry,
+    Reacted, ReactionsStore, StoreError, UserLikePos, Window, WindowEntry,
 };
 pub use write_token::WriteToken;

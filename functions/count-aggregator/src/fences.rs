@@ -50,9 +50,11 @@ use crate::marks::{drop_applied, fail, note_negatives, write_of, PostResult, MAX
 /// next change of the bucket closes it instead of recording into it for ever.
 pub const MAX_WINDOW_SECS: i64 = 3600;
 
-/// The window entries of a run of changes: one per change, so that the job can count them.
+/// The window entries of a run of changes: one per change of a like, so that the job can count
+/// them (a recount counts likes; other kinds' changes are counted, never entered).
 fn entries<'a>(job: &'a str, run: &[Change<'a>]) -> Vec<WindowEntry<'a>> {
     run.iter()
+        .filter(|c| c.kind.is_none())
         .map(|c| WindowEntry {
             job,
             user: c.user,

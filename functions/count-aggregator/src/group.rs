@@ -7,7 +7,8 @@
 use std::collections::HashMap;
 
 use likes_core::bucket::split_key;
-use likes_core::control::{is_control, parse_fence, Fence};
+use likes_core::control::{parse_fence, Fence};
+use likes_core::reaction::{is_kind, Held};
 use likes_core::{PostId, Seq};
 
 use crate::decode::{StreamEvent, StreamRecord};
@@ -22,6 +23,9 @@ pub struct Change<'a> {
     pub created: i64,
     /// The liker (a recount's window records who changed).
     pub user: &'a str,
+    /// The reaction's kind, for a reaction other than the like (`likes_core::reaction`): counted
+    /// apart, and never a recount window's entry (a recount counts likes).
+    pub kind: Option<&'a str>,
     pub fence: Option<Fence<'a>>,
 }
 
@@ -96,6 +100,8 @@ enum Unparsable {
     NoKey,
     #[error("key post_bucket {0:?} is not \"<post_id>#<0..15>\"")]
     BadKey(String),
+    #[error("key user_id names a reaction of a kind outside the grammar")]
+    BadKind,
 }
 
 fn skip(out: &mut Parsed<'_>, record: &StreamRecord<'_>, why: Unparsable) {
@@ -134,17 +140,22 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
             skip(&mut out, record, Unparsable::NoChange);
             continue;
         };
-        let user = change
+        let sort_key = change
             .keys
             .user_id
             .as_ref()
             .and_then(|a| a.s.as_deref())
             .unwrap_or("");
         // Control items are not likes. Of them, only a fence's INSERT is acted on.
-        let fence = match is_control(user) {
-            false => None,
-            true => match (delta, parse_fence(user)) {
-                (1, Some(f)) => Some(f),
+        let (user, kind, fence) = match Held::of(sort_key) {
+            Held::Like(user) => (user, None, None),
+            Held::Reaction(user, kind) if is_kind(kind) => (user, Some(kind), None),
+            Held::Reaction(..) => {
+                skip(&mut out, record, Unparsable::BadKind);
+                continue;
+            }
+            Held::Control => match (delta, parse_fence(sort_key)) {
+                (1, Some(f)) => (sort_key, None, Some(f)),
                 _ => {
                     out.ignored += 1;
                     continue;
@@ -195,6 +206,7 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
             delta: if fence.is_some() { 0 } else { delta },
             created: change.created.map(|t| t as i64).unwrap_or(0),
             user,
+            kind,
             fence,
         });
     }

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use likes_core::bucket::split_key;
 use likes_core::control::is_control;
+use likes_core::reaction::is_reaction_key;
 use likes_core::store::events::Pair;
 use likes_core::stream_event::{StreamEvent, StreamRecord, StringAttr};
 use likes_core::{PostId, Seq, UserId};
@@ -93,7 +94,8 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
             continue;
         };
         let user_raw = key(change.keys.user_id.as_ref()).unwrap_or("");
-        if is_control(user_raw) {
+        // Reactions other than the like announce nothing yet (docs/reactions.md).
+        if is_control(user_raw) || is_reaction_key(user_raw) {
             out.ignored += 1;
             continue;
         }

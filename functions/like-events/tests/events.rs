@@ -78,6 +78,7 @@ async fn count_ahead(t: &Tables, file: &str) {
         let (post, bucket) = split_key(keys["post_bucket"]["S"].as_str().unwrap()).unwrap();
         let seq = r["dynamodb"]["SequenceNumber"].as_str().unwrap();
         let write = BucketWrite {
+            kinds: Vec::new(),
             bucket,
             delta: if r["eventName"] == "INSERT" { 1 } else { -1 },
             first: Seq::parse(seq).unwrap(),

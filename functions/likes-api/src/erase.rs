@@ -3,7 +3,7 @@
 use lambda_http::Request;
 use likes_core::erase_job::EraseJob;
 use likes_core::time::now_ts;
-use likes_core::{CountsRead, LikesStore, UserId};
+use likes_core::{CountsRead, ReactionsStore, UserId};
 use serde_json::{json, Value};
 
 use crate::request::expect_no_body;
@@ -20,7 +20,7 @@ fn accepted(job: &EraseJob) -> Value {
             "requested_at": job.requested_at })
 }
 
-impl<L: LikesStore, C: CountsRead> App<L, C> {
+impl<L: ReactionsStore, C: CountsRead> App<L, C> {
     /// Hands the erase to the queue and answers 202 with the job's id: the worker erases
     /// every like the caller made up to now, however long that takes. A caller with a job
     /// pending joins it (its time moves to now) rather than queueing another.

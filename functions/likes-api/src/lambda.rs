@@ -11,14 +11,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use aws_lambda_events::apigw::ApiGatewayV2httpResponse;
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Body, Context, RequestExt, Response};
-use likes_core::{CountsRead, LikesStore};
+use likes_core::{CountsRead, ReactionsStore};
 
 use crate::error::ApiError;
 use crate::metrics::{outcome, request_lines, route_label, RequestLine};
 use crate::{error_response, App};
 
 /// Handles one invocation. Never fails: every outcome is a response.
-pub async fn invoke<L: LikesStore, C: CountsRead>(
+pub async fn invoke<L: ReactionsStore, C: CountsRead>(
     app: &App<L, C>,
     event: LambdaRequest,
     context: Context,

@@ -14,6 +14,7 @@ pub mod lambda;
 pub mod liker_ids;
 pub mod limits;
 pub mod metrics;
+mod reactions;
 pub mod request;
 pub mod routes;
 
@@ -24,7 +25,9 @@ use http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 use likes_core::erase_job::{EraseQueue, ErasureRequests};
 use likes_core::time::now_ts;
-use likes_core::{CountsRead, LikesStore, Page, PostId, StoreError, UserId};
+use likes_core::{
+    CountsRead, Kind, Mode, Page, PostId, Reactions, ReactionsStore, StoreError, UserId,
+};
 use serde_json::{json, Value};
 
 pub use crate::count_cache::CountCache;
@@ -56,6 +59,8 @@ pub struct App<L, C> {
     pub limiter: Limiter,
     /// How "who liked" names the likers: their `sub`s unless given (`with_liker_ids`).
     pub liker_ids: LikerIds,
+    /// The reaction kinds and mode: the like only unless given (`with_reactions`).
+    pub reactions: Reactions,
 }
 
 /// A JSON answer no cache may keep (`no-store`): the caller's own data, a write's result, an
@@ -87,13 +92,13 @@ pub fn error_response(err: &ApiError) -> Response<Body> {
 
 /// Counts are eventually consistent sums of per-bucket rows. A negative sum means the rows
 /// drifted (the aggregator has already logged and alarmed it); clients see 0, not a negative.
-fn public_count(sum: i64) -> i64 {
+pub(crate) fn public_count(sum: i64) -> i64 {
     sum.max(0)
 }
 
 /// `{"items": [...], "next_cursor": ...}`: the cursor resumes after the last item, and is null
 /// when nothing follows.
-fn page_json<T>(
+pub(crate) fn page_json<T>(
     page: &Page<T>,
     cursor: impl Fn(&T) -> String,
     item: impl Fn(&T) -> Value,
@@ -106,7 +111,7 @@ fn page_json<T>(
     json!({ "items": items, "next_cursor": next })
 }
 
-enum Failure {
+pub(crate) enum Failure {
     Api(ApiError),
     Store(StoreError),
 }
@@ -133,9 +138,9 @@ enum Reply {
 }
 
 /// What every route answers on success: a 200 with a JSON body.
-type Answer = Result<Value, Failure>;
+pub(crate) type Answer = Result<Value, Failure>;
 
-impl<L: LikesStore, C: CountsRead> App<L, C> {
+impl<L: ReactionsStore, C: CountsRead> App<L, C> {
     pub fn new(likes: L, counts: C) -> Self {
         Self::with_cache(likes, counts, CountCache::default())
     }
@@ -151,7 +156,13 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
             auth: Auth::Authorizer,
             limiter: Limiter::default(),
             liker_ids: LikerIds::Raw,
+            reactions: Reactions::default(),
         }
+    }
+
+    pub fn with_reactions(mut self, reactions: Reactions) -> Self {
+        self.reactions = reactions;
+        self
     }
 
     pub fn with_liker_ids(mut self, liker_ids: LikerIds) -> Self {
@@ -248,6 +259,10 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
                 etag::SUMMARY,
             )),
             Route::EraseMine => self.erase_mine(req, &me).await.map(Reply::Accepted),
+            Route::React(post, kind) => self.react(req, &post, &me, &kind).await.map(fresh),
+            Route::Unreact(post, kind) => self.unreact(req, &post, &me, &kind).await.map(fresh),
+            Route::Reactions(post) => self.post_reactions(&post, &me).await.map(fresh),
+            Route::Reactors(post, kind) => self.reactors(req, &post, &kind).await.map(fresh),
             Route::Options(allow) => Ok(Reply::NoContent(allow)),
         }
     }
@@ -256,11 +271,14 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
     /// spends one of the caller's writes and one of its flips of that post.
     fn admit(&self, route: &Route, me: &UserId) -> Result<(), ApiError> {
         let asks: &[(Class, Option<&PostId>)] = match route {
-            Route::Like(post) | Route::Unlike(post) => {
-                &[(Class::Writes, None), (Class::Flips, Some(post))]
+            Route::Like(post)
+            | Route::Unlike(post)
+            | Route::React(post, _)
+            | Route::Unreact(post, _) => &[(Class::Writes, None), (Class::Flips, Some(post))],
+            Route::GetLike(_) | Route::Count(_) | Route::Reactions(_) => &[(Class::Reads, None)],
+            Route::MyLikes | Route::Likers(_) | Route::Summary | Route::Reactors(..) => {
+                &[(Class::Lists, None)]
             }
-            Route::GetLike(_) | Route::Count(_) => &[(Class::Reads, None)],
-            Route::MyLikes | Route::Likers(_) | Route::Summary => &[(Class::Lists, None)],
             Route::EraseMine => &[(Class::Erase, None)],
             Route::Options(_) => &[],
         };
@@ -270,9 +288,15 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
     }
 
     async fn like(&self, req: &Request, post: &PostId, me: &UserId) -> Answer {
-        expect_no_body(req)?;
-        let token = write_token(req)?;
-        let changed = self.likes.like(post, me, &now_ts(), &token).await?;
+        // In `single` mode a like replaces the caller's other reaction, as any kind does.
+        let (changed, _) = match self.reactions.mode {
+            Mode::Multi => {
+                expect_no_body(req)?;
+                let token = write_token(req)?;
+                (self.likes.like(post, me, &now_ts(), &token).await?, None)
+            }
+            Mode::Single => self.put_reaction(req, post, me, &Kind::like()).await?,
+        };
         Ok(json!({ "post_id": post, "user_id": me, "liked": true, "changed": changed }))
     }
 
@@ -333,6 +357,9 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
 
     async fn summary(&self, req: &Request, me: &UserId) -> Answer {
         let ids = summary_ids(req)?;
+        if !self.reactions.kinds.like_only() {
+            return self.summary_of_kinds(&ids, me).await;
+        }
         let mut counts: HashMap<PostId, i64> = HashMap::with_capacity(ids.len());
         let mut misses = Vec::new();
         for post in &ids {
@@ -361,10 +388,14 @@ impl<L: LikesStore, C: CountsRead> App<L, C> {
         let items: Vec<Value> = ids
             .iter()
             .map(|post| {
+                let n = public_count(counts.get(post).copied().unwrap_or(0));
+                let mine: &[&str] = if liked.contains(post) { &["like"] } else { &[] };
                 json!({
                     "post_id": post,
-                    "like_count": public_count(counts.get(post).copied().unwrap_or(0)),
+                    "like_count": n,
                     "liked_by_me": liked.contains(post),
+                    "reactions": { "like": n },
+                    "my_reactions": mine,
                 })
             })
             .collect();

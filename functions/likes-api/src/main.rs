@@ -27,7 +27,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         CountCache::new(env.tuning.count_cache),
     );
     app.function_name = env.function_name;
-    app = app.with_limits(env.limits);
+    app = app.with_limits(env.limits).with_reactions(env.reactions);
     if let LikerIdsSetting::Opaque { key } = &env.liker_ids {
         let ids = LikerIds::opaque(key.as_bytes()).ok_or("LIKES_LIKER_ID_KEY is not usable")?;
         app = app.with_liker_ids(ids);

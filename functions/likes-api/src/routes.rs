@@ -20,6 +20,14 @@ pub enum Route {
     /// `DELETE /users/me/likes`: erase all of the caller's likes, asynchronously.
     EraseMine,
     Summary,
+    /// `PUT`/`DELETE /posts/{post}/reactions/{kind}`: the kind as written (checked against the
+    /// deployment's kinds by the handler).
+    React(PostId, String),
+    Unreact(PostId, String),
+    /// `GET /posts/{post}/reactions`.
+    Reactions(PostId),
+    /// `GET /posts/{post}/reactions/{kind}/users`.
+    Reactors(PostId, String),
     /// `OPTIONS` on a known path, which needs no token: with CORS on, the template routes it
     /// past the authorizer (a browser's preflight carries none), and API Gateway adds the CORS
     /// headers. Answered 204 with `Allow`.
@@ -34,6 +42,9 @@ enum Shape<'a> {
     PostLikers(&'a str),
     MyLikes,
     Summary,
+    PostReaction(&'a str, &'a str),
+    PostReactions(&'a str),
+    PostReactors(&'a str, &'a str),
 }
 
 fn shape(path: &str) -> Option<Shape<'_>> {
@@ -45,6 +56,9 @@ fn shape(path: &str) -> Option<Shape<'_>> {
         ["posts", id, "likes"] => Some(Shape::PostLikers(id)),
         ["users", "me", "likes"] => Some(Shape::MyLikes),
         ["likes", "summary"] => Some(Shape::Summary),
+        ["posts", id, "reactions"] => Some(Shape::PostReactions(id)),
+        ["posts", id, "reactions", kind] => Some(Shape::PostReaction(id, kind)),
+        ["posts", id, "reactions", kind, "users"] => Some(Shape::PostReactors(id, kind)),
         _ => None,
     }
 }
@@ -60,13 +74,19 @@ fn post_id(segment: &str) -> Result<PostId, ApiError> {
 const POST_LIKE_ALLOW: &str = "GET, PUT, DELETE";
 const GET_ONLY: &str = "GET";
 const MY_LIKES_ALLOW: &str = "GET, DELETE";
+const REACTION_ALLOW: &str = "PUT, DELETE";
 
 /// The methods a path answers, as `Allow` names them.
 fn allowed(shape: Shape<'_>) -> &'static str {
     match shape {
         Shape::PostLike(_) => POST_LIKE_ALLOW,
         Shape::MyLikes => MY_LIKES_ALLOW,
-        Shape::PostCount(_) | Shape::PostLikers(_) | Shape::Summary => GET_ONLY,
+        Shape::PostReaction(..) => REACTION_ALLOW,
+        Shape::PostCount(_)
+        | Shape::PostLikers(_)
+        | Shape::Summary
+        | Shape::PostReactions(_)
+        | Shape::PostReactors(..) => GET_ONLY,
     }
 }
 
@@ -118,6 +138,23 @@ pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
             )),
         },
         Shape::Summary => get_only(method, || Ok(Route::Summary)),
+        Shape::PostReaction(id, kind) => {
+            let make = match *method {
+                Method::PUT => Route::React,
+                Method::DELETE => Route::Unreact,
+                _ => {
+                    return Err(ApiError::method_not_allowed(
+                        method.as_str(),
+                        REACTION_ALLOW,
+                    ))
+                }
+            };
+            Ok(make(post_id(id)?, kind.to_owned()))
+        }
+        Shape::PostReactions(id) => get_only(method, || Ok(Route::Reactions(post_id(id)?))),
+        Shape::PostReactors(id, kind) => get_only(method, || {
+            Ok(Route::Reactors(post_id(id)?, kind.to_owned()))
+        }),
     }
 }
 
@@ -166,6 +203,37 @@ mod tests {
         assert_eq!((err.status, err.allow), (405, Some("GET, DELETE")));
         // Only "me": another user's likes are not addressable.
         assert_eq!(get(&format!("/users/{P}/likes")).unwrap_err().status, 404);
+    }
+
+    #[test]
+    fn maps_the_reaction_routes() {
+        let post = PostId::parse(P).unwrap();
+        let path = format!("/posts/{P}/reactions/love");
+        let love = "love".to_owned();
+        assert_eq!(
+            route(&Method::PUT, &path),
+            Ok(Route::React(post.clone(), love.clone()))
+        );
+        assert_eq!(
+            route(&Method::DELETE, &path),
+            Ok(Route::Unreact(post.clone(), love.clone()))
+        );
+        let err = route(&Method::GET, &path).unwrap_err();
+        assert_eq!((err.status, err.allow), (405, Some("PUT, DELETE")));
+        assert_eq!(
+            route(&Method::GET, &format!("/posts/{P}/reactions")),
+            Ok(Route::Reactions(post.clone()))
+        );
+        assert_eq!(
+            route(&Method::GET, &format!("/posts/{P}/reactions/love/users")),
+            Ok(Route::Reactors(post, love))
+        );
+        assert_eq!(
+            route(&Method::OPTIONS, &path),
+            Ok(Route::Options("PUT, DELETE"))
+        );
+        let err = route(&Method::PUT, &format!("/posts/{P}/reactions")).unwrap_err();
+        assert_eq!((err.status, err.allow), (405, Some("GET")));
     }
 
     #[test]

@@ -183,6 +183,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         .with_erase_queue(jobs)
         .with_erasure_requests(erasures)
         .with_limits(settings.limits)
+        .with_reactions(settings.reactions.clone())
         .with_liker_ids(liker_ids),
         auth: settings.auth.clone(),
         cors: cors.clone(),

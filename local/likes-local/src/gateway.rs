@@ -20,7 +20,7 @@ use lambda_http::request::LambdaRequest;
 use likes_api::lambda::invoke;
 use likes_api::ApiError;
 use likes_api::{error_response, App};
-use likes_core::{CountsRead, LikesStore};
+use likes_core::{CountsRead, ReactionsStore};
 use likes_sim::apigw::ApiEvent;
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -82,7 +82,7 @@ fn json(status: u16, value: serde_json::Value) -> Response<Full<Bytes>> {
     to_hyper(likes_api::json_response(status, &value))
 }
 
-impl<L: LikesStore + 'static, C: CountsRead + 'static> Gateway<L, C> {
+impl<L: ReactionsStore + 'static, C: CountsRead + 'static> Gateway<L, C> {
     async fn serve_one(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
         let check = self.cors.check(req.method(), req.headers());
         // API Gateway answers a preflight itself, before any authorizer or function.
@@ -166,7 +166,7 @@ impl<L: LikesStore + 'static, C: CountsRead + 'static> Gateway<L, C> {
 /// Serves until the process ends. One log line per request.
 pub async fn serve<L, C>(listener: TcpListener, gateway: Arc<Gateway<L, C>>)
 where
-    L: LikesStore + 'static,
+    L: ReactionsStore + 'static,
     C: CountsRead + 'static,
 {
     loop {

@@ -45,6 +45,8 @@ pub struct Settings {
     pub limits: CallerLimits,
     /// How "who liked" names likers (`LIKES_LIKER_IDS`, `LIKES_LIKER_ID_KEY`), as on Lambda.
     pub liker_ids: LikerIdsSetting,
+    /// `LIKES_REACTION_KINDS`, `LIKES_REACTION_MODE` (docs/reactions.md).
+    pub reactions: likes_core::Reactions,
     /// The events function's rules (what it publishes, the suppression window), read as on
     /// Lambda; its state table and bus on the emulator.
     pub event_rules: EventRules,
@@ -105,6 +107,7 @@ impl Settings {
             tuning: Tuning::from_env()?,
             limits: CallerLimits::from_env()?,
             liker_ids: LikerIdsSetting::from_env()?,
+            reactions: likes_aws::env::reactions_from_env()?,
             event_rules: EventRules::from_env()?,
             event_state_table: var("EVENT_STATE_TABLE_NAME")
                 .unwrap_or_else(|| "event-state".to_owned()),

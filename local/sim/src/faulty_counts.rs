@@ -186,4 +186,18 @@ impl<C: CountsRead> CountsRead for FaultyCounts<C> {
     async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
         self.inner.post_counts(posts).await
     }
+
+    async fn kind_counts(
+        &self,
+        post: &PostId,
+    ) -> Result<std::collections::BTreeMap<String, i64>, StoreError> {
+        self.inner.kind_counts(post).await
+    }
+
+    async fn kind_counts_among(
+        &self,
+        posts: &[PostId],
+    ) -> Result<HashMap<PostId, std::collections::BTreeMap<String, i64>>, StoreError> {
+        self.inner.kind_counts_among(posts).await
+    }
 }

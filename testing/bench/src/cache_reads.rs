@@ -1,7 +1,7 @@
 //! DynamoDB reads per 10,000 count requests of one post from one execution environment, with
 //! and without the in-process count cache.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -25,6 +25,19 @@ impl CountsRead for CountedReads {
     async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
         self.reads.fetch_add(1, Ordering::Relaxed);
         self.inner.post_counts(posts).await
+    }
+
+    async fn kind_counts(&self, post: &PostId) -> Result<BTreeMap<String, i64>, StoreError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.inner.kind_counts(post).await
+    }
+
+    async fn kind_counts_among(
+        &self,
+        posts: &[PostId],
+    ) -> Result<HashMap<PostId, BTreeMap<String, i64>>, StoreError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.inner.kind_counts_among(posts).await
     }
 }
 

@@ -196,6 +196,7 @@ async fn measure(published: Published, per_batch: usize) -> Usage {
             let s = seq.to_string();
             let seq = Seq::parse(&s).unwrap();
             let w = BucketWrite {
+                kinds: Vec::new(),
                 bucket: bucket_of(&users[*u]),
                 delta: if *insert { 1 } else { -1 },
                 first: seq,

@@ -65,6 +65,7 @@ pub async fn seed(t: &Tables, m: &Value) -> usize {
     let seq = Seq::parse("1").expect("a sequence number");
     for (row, n) in &per_row {
         let write = BucketWrite {
+            kinds: Vec::new(),
             bucket: row.bucket,
             delta: *n,
             first: seq,

@@ -6,6 +6,7 @@
 pub mod calls;
 pub mod events;
 pub mod linear;
+pub mod linear_single;
 pub mod props;
 pub mod sdk_faults;
 pub mod stream;
@@ -17,7 +18,7 @@ use aws_sdk_dynamodb::Client;
 use lambda_http::Request;
 use likes_aws::dynamo::schema::{create_table, COUNTS, LIKES, MARKERS};
 use likes_aws::{DynamoCounts, DynamoLikes};
-use likes_core::{CountsRead, LikesStore, PostBucket, PostId, UserId};
+use likes_core::{CountsRead, PostBucket, PostId, ReactionsStore, UserId};
 pub use likes_sim::apigw::ApiEvent;
 use serde_json::Value;
 
@@ -165,7 +166,7 @@ pub fn request(event: &ApiEvent) -> Request {
 pub type Reply = (u16, Value, http::HeaderMap);
 
 /// Sends one event through the handler, as API Gateway would after its authorizer.
-pub async fn call<L: LikesStore, C: CountsRead>(
+pub async fn call<L: ReactionsStore, C: CountsRead>(
     app: &likes_api::App<L, C>,
     event: ApiEvent,
 ) -> Reply {
@@ -178,7 +179,7 @@ pub async fn call<L: LikesStore, C: CountsRead>(
 }
 
 /// `method path` as the user `sub`, no query, no body.
-pub async fn call_as<L: LikesStore, C: CountsRead>(
+pub async fn call_as<L: ReactionsStore, C: CountsRead>(
     app: &likes_api::App<L, C>,
     method: &str,
     path: &str,

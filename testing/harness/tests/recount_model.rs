@@ -119,6 +119,7 @@ where
     // The drift: a bogus delta applied before anything else, below every record.
     let bogus = Seq::parse("1").unwrap();
     let write = BucketWrite {
+        kinds: Vec::new(),
         bucket: buckets[0],
         delta: c.drift,
         first: bogus,

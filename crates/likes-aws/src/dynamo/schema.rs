@@ -65,6 +65,18 @@ pub mod likes {
     pub const EVENT: &str = "ev";
     pub const BY_USER: &str = "by_user";
     pub const BY_TIME: &str = "by_time";
+    /// A reaction other than the like (`likes_core::reaction`): when it was made (its own
+    /// attribute, not `liked_at`, so that no like index sees it), its `by_kind` key
+    /// (`likes_core::reaction::kind_key`) and its user (`by_reactor`'s key).
+    pub const REACTED_AT: &str = "reacted_at";
+    pub const KIND_KEY: &str = "kind_key";
+    pub const REACTOR: &str = "reactor";
+    /// A named `single`-mode reaction's marker: the kind it replaced.
+    pub const REPLACED: &str = "rp";
+    /// Who reacted to a post with a kind, newest first (the likers' `by_time`, for reactions).
+    pub const BY_KIND: &str = "by_kind";
+    /// A user's reactions (the likes' `by_user`, for reactions): what an erase sweeps.
+    pub const BY_REACTOR: &str = "by_reactor";
 }
 
 pub mod counts {
@@ -118,7 +130,7 @@ pub mod event_state {
 /// has one: keyed by the user, so that no post's partition, and no item collection under the
 /// Likes table's LSI, holds them.
 pub mod markers {
-    use likes_core::{PostId, WriteToken};
+    use likes_core::{Kind, PostId, WriteToken};
 
     pub const PK: &str = "user_id";
     pub const SK: &str = "request";
@@ -126,10 +138,14 @@ pub mod markers {
     /// as in the Likes table's markers, so that one write builds either.
     pub use super::likes::{EXPIRES_AT, OP};
 
-    /// The sort key of the user's request named `token` on `post`. `#` is outside both
-    /// grammars, so the key reads back unambiguously.
-    pub fn request_key(post: &PostId, token: &WriteToken) -> String {
-        format!("{post}#{}", token.as_str())
+    /// The sort key of the user's request named `token` on `post` (and, for a reaction other
+    /// than the like, its kind). `#` is outside the three grammars, so the key reads back
+    /// unambiguously.
+    pub fn request_key(post: &PostId, kind: &Kind, token: &WriteToken) -> String {
+        match kind.is_like() {
+            true => format!("{post}#{}", token.as_str()),
+            false => format!("{post}#{kind}#{}", token.as_str()),
+        }
     }
 }
 
@@ -149,6 +165,9 @@ pub const LIKES: TableDef = TableDef {
         (likes::PK, AttrType::S),
         (likes::SK, AttrType::S),
         (likes::LIKED_AT, AttrType::S),
+        (likes::KIND_KEY, AttrType::S),
+        (likes::REACTOR, AttrType::S),
+        (likes::REACTED_AT, AttrType::S),
     ],
     key: Key {
         hash: likes::PK,
@@ -165,14 +184,34 @@ pub const LIKES: TableDef = TableDef {
         },
         projection: "KEYS_ONLY",
     }],
-    global_indexes: &[Index {
-        name: likes::BY_USER,
-        key: Key {
-            hash: likes::SK,
-            range: Some(likes::LIKED_AT),
+    // A like has no `kind_key`, `reactor` or `reacted_at`, and a reaction no `liked_at`: each
+    // index holds one of the two only, so a like-only deployment writes what it always did.
+    global_indexes: &[
+        Index {
+            name: likes::BY_USER,
+            key: Key {
+                hash: likes::SK,
+                range: Some(likes::LIKED_AT),
+            },
+            projection: "KEYS_ONLY",
         },
-        projection: "KEYS_ONLY",
-    }],
+        Index {
+            name: likes::BY_KIND,
+            key: Key {
+                hash: likes::KIND_KEY,
+                range: Some(likes::REACTED_AT),
+            },
+            projection: "KEYS_ONLY",
+        },
+        Index {
+            name: likes::BY_REACTOR,
+            key: Key {
+                hash: likes::REACTOR,
+                range: Some(likes::REACTED_AT),
+            },
+            projection: "KEYS_ONLY",
+        },
+    ],
     // The keys carry the post, the bucket and the user: nothing else is needed to count.
     stream_view: Some("KEYS_ONLY"),
     // Request markers of named requests expire by themselves.

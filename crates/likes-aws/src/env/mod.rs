@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use likes_core::{Kinds, Mode, Reactions};
+
 mod limits;
 pub use limits::{CallerLimits, Rate};
 
@@ -207,6 +209,27 @@ pub struct FunctionEnv {
     pub limits: CallerLimits,
     /// How "who liked" names the likers (`LIKES_LIKER_IDS`, `LIKES_LIKER_ID_KEY`).
     pub liker_ids: LikerIdsSetting,
+    /// The reaction kinds and mode (`LIKES_REACTION_KINDS`, `LIKES_REACTION_MODE`).
+    pub reactions: Reactions,
+}
+
+/// `LIKES_REACTION_KINDS` (comma-separated, `like` always among them; default `like`) and
+/// `LIKES_REACTION_MODE` (`multi`, the default, or `single`): docs/reactions.md.
+pub fn reactions_from_env() -> Result<Reactions, EnvError> {
+    let kinds = var("LIKES_REACTION_KINDS").unwrap_or_default();
+    let mode = var("LIKES_REACTION_MODE").unwrap_or_default();
+    Ok(Reactions {
+        kinds: Kinds::parse(&kinds).map_err(|_| EnvError::Invalid {
+            name: "LIKES_REACTION_KINDS",
+            value: kinds.clone(),
+            what: "kinds separated by commas, each 1 to 32 characters of a-z 0-9 _ + -",
+        })?,
+        mode: Mode::parse(&mode).map_err(|_| EnvError::Invalid {
+            name: "LIKES_REACTION_MODE",
+            value: mode.clone(),
+            what: "multi or single",
+        })?,
+    })
 }
 
 /// How the likers listing names users: `LIKES_LIKER_IDS=raw` (the default: their `sub`s) or
@@ -294,6 +317,7 @@ impl FunctionEnv {
             auth: AuthBy::from_env()?,
             limits: CallerLimits::from_env()?,
             liker_ids: LikerIdsSetting::from_env()?,
+            reactions: reactions_from_env()?,
         })
     }
 }

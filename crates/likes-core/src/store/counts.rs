@@ -1,7 +1,7 @@
 //! The Counts side of the stores: what the API reads ([`CountsRead`]) apart from what the
 //! aggregator writes ([`CountsLedger`]), and the values they carry.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 
 use crate::bucket::{PostBucket, BUCKETS};
@@ -11,11 +11,14 @@ use crate::seq::{Seq, SeqNo};
 use super::StoreError;
 
 /// One bucket's part of a post's counter update: the records of one `post_bucket` in a batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BucketWrite<'a> {
     pub bucket: u8,
     /// Likes minus unlikes of the records.
     pub delta: i64,
+    /// Reactions minus their removals, per kind other than the like, for the kinds among the
+    /// records (none in a like-only deployment: its update is as it always was).
+    pub kinds: Vec<(&'a str, i64)>,
     pub first: Seq<'a>,
     pub last: Seq<'a>,
     /// When the last record was created (stream `ApproximateCreationDateTime`, epoch seconds).
@@ -88,6 +91,8 @@ pub struct BucketCount {
     pub window_opened: Option<i64>,
     /// The window entries counted so far.
     pub window_entries: u64,
+    /// The bucket's partial count of each reaction kind other than the like.
+    pub kinds: BTreeMap<String, i64>,
     /// The recount job whose end fence was applied, and what was noted for it then.
     pub ended: Option<Ended>,
 }
@@ -128,6 +133,18 @@ impl PostCounts {
             .iter()
             .fold(0i64, |sum, b| sum.saturating_add(b.count))
     }
+
+    /// The post's count of every kind seen, the like (`like`) included.
+    pub fn kind_totals(&self) -> BTreeMap<String, i64> {
+        let mut totals = BTreeMap::from([(crate::reaction::LIKE.to_owned(), self.total())]);
+        for b in &self.buckets {
+            for (kind, n) in &b.kinds {
+                let sum = totals.entry(kind.clone()).or_insert(0);
+                *sum = sum.saturating_add(*n);
+            }
+        }
+        totals
+    }
 }
 
 /// The counts the API serves: eventually consistent reads.
@@ -141,6 +158,18 @@ pub trait CountsRead: Send + Sync {
         &self,
         posts: &[PostId],
     ) -> impl Future<Output = Result<HashMap<PostId, i64>, StoreError>> + Send;
+
+    /// The post's count of each kind (`PostCounts::kind_totals`), eventually consistent.
+    fn kind_counts(
+        &self,
+        post: &PostId,
+    ) -> impl Future<Output = Result<BTreeMap<String, i64>, StoreError>> + Send;
+
+    /// The kind counts of `posts` (at most 100, distinct); a post without an item is absent.
+    fn kind_counts_among(
+        &self,
+        posts: &[PostId],
+    ) -> impl Future<Output = Result<HashMap<PostId, BTreeMap<String, i64>>, StoreError>> + Send;
 }
 
 /// What the aggregator writes and reads to apply stream records exactly once

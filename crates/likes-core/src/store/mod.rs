@@ -6,6 +6,7 @@
 //! | trait | used by |
 //! |---|---|
 //! | [`LikesStore`] | the API: like, unlike and the Likes reads |
+//! | [`ReactionsStore`] | the API: reactions (the like is one) |
 //! | [`CountsRead`] | the API: counts |
 //! | [`CountsLedger`] | the aggregator: guarded count updates, fences, windows |
 //! | [`LikesAdmin`], [`CountsAdmin`] | the admin tool: audit, recount, backfill |
@@ -19,6 +20,7 @@ pub mod events;
 #[cfg(any(test, feature = "testing"))]
 pub mod memory;
 pub mod page;
+pub mod reactions;
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -34,6 +36,7 @@ pub use counts::{
 };
 pub use error::StoreError;
 pub use page::Page;
+pub use reactions::{Reacted, ReactionsStore};
 
 /// The source of truth for who likes what. Every write is conditional, so the database — not
 /// application code — decides whether a like is new; concurrent identical requests cannot both

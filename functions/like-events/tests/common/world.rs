@@ -64,6 +64,7 @@ pub async fn count_ahead(counts: &MemoryCounts, w: &World, recs: &[Rec]) {
     for r in recs {
         let seq = Seq::parse(&r.seq).expect("seq");
         let write = BucketWrite {
+            kinds: Vec::new(),
             bucket: bucket_of(&w.users[r.user]),
             delta: if r.insert { 1 } else { -1 },
             first: seq,

@@ -2,14 +2,14 @@
 //! logic. Each fails, when told, the way the real adapters fail, so that every status the API
 //! can answer is reachable.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use likes_api::App;
 use likes_core::erase_job::{EraseJob, EraseQueue, Submitted};
 use likes_core::{
-    CountsRead, LikerPos, LikesStore, Page, PostBucket, PostId, StoreError, UserId, UserLikePos,
-    WriteToken,
+    CountsRead, Kind, Kinds, LikerPos, LikesStore, Page, PostBucket, PostId, Reacted,
+    ReactionsStore, StoreError, UserId, UserLikePos, WriteToken,
 };
 
 /// How the stores fail in one case.
@@ -113,6 +113,69 @@ impl LikesStore for FakeLikes {
     }
 }
 
+impl ReactionsStore for FakeLikes {
+    async fn react(
+        &self,
+        _: &PostId,
+        _: &UserId,
+        _: &Kind,
+        _: &str,
+        _: &WriteToken,
+    ) -> Result<bool, StoreError> {
+        self.write(true)
+    }
+    async fn unreact(
+        &self,
+        _: &PostId,
+        _: &UserId,
+        _: &Kind,
+        _: &WriteToken,
+    ) -> Result<bool, StoreError> {
+        self.write(false)
+    }
+    async fn react_only(
+        &self,
+        _: &PostId,
+        _: &UserId,
+        _: &Kind,
+        _: &str,
+        _: &WriteToken,
+    ) -> Result<Reacted, StoreError> {
+        let changed = self.write(true)?;
+        Ok(Reacted {
+            changed,
+            replaced: Some(Kind::like()),
+        })
+    }
+    async fn reactions_of(&self, _: &PostId, _: &UserId) -> Result<Vec<Kind>, StoreError> {
+        self.read(vec![Kind::like()])
+    }
+    async fn reacted_among(
+        &self,
+        _: &UserId,
+        posts: &[PostId],
+        kinds: &Kinds,
+    ) -> Result<HashMap<PostId, Vec<Kind>>, StoreError> {
+        let all: Vec<Kind> = kinds.iter().cloned().collect();
+        self.read(
+            posts
+                .iter()
+                .step_by(2)
+                .map(|p| (p.clone(), all.clone()))
+                .collect(),
+        )
+    }
+    async fn reactors_of_post(
+        &self,
+        post: &PostId,
+        _: &Kind,
+        limit: usize,
+        after: Option<LikerPos>,
+    ) -> Result<Page<LikerPos>, StoreError> {
+        self.likers_of_post(post, limit, after).await
+    }
+}
+
 /// Counts that drifted below zero: the API must never show one.
 pub struct FakeCounts(pub Option<Fail>);
 
@@ -122,6 +185,18 @@ impl CountsRead for FakeCounts {
     }
     async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
         let counts = posts.iter().map(|p| (p.clone(), -2)).collect();
+        self.0.map_or(Ok(counts), |f| Err(f.read_error()))
+    }
+    async fn kind_counts(&self, _: &PostId) -> Result<BTreeMap<String, i64>, StoreError> {
+        let counts = BTreeMap::from([("like".to_owned(), -2), ("love".to_owned(), -1)]);
+        self.0.map_or(Ok(counts), |f| Err(f.read_error()))
+    }
+    async fn kind_counts_among(
+        &self,
+        posts: &[PostId],
+    ) -> Result<HashMap<PostId, BTreeMap<String, i64>>, StoreError> {
+        let one = BTreeMap::from([("like".to_owned(), -2), ("love".to_owned(), -1)]);
+        let counts = posts.iter().map(|p| (p.clone(), one.clone())).collect();
         self.0.map_or(Ok(counts), |f| Err(f.read_error()))
     }
 }

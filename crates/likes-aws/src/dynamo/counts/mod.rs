@@ -9,7 +9,7 @@
 //! has its window's attributes (`w<b>`, `wn<b>`, `wt<b>`) and then its noted end (`ej<b>`,
 //! `ec<b>`, `en<b>`) (`fences`); the post's recount lease is `lj`, `lb`, `lt` (`admin`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 mod admin;
 mod fences;
@@ -32,6 +32,19 @@ use super::{failed_condition, DynamoLikes};
 /// The attribute names of bucket `b`: count, mark, the mark's creation time.
 pub fn bucket_attrs(b: u8) -> (String, String, String) {
     (format!("c{b}"), format!("h{b}"), format!("t{b}"))
+}
+
+/// The attribute of bucket `b`'s partial count of a reaction `kind` other than the like. The
+/// kind grammar has no `#`, so the name reads back one way ([`kind_attr_of`]).
+pub fn kind_attr(b: u8, kind: &str) -> String {
+    format!("k{b}#{kind}")
+}
+
+/// The bucket and kind of a kind count's attribute name.
+fn kind_attr_of(name: &str) -> Option<(u8, &str)> {
+    let (b, kind) = name.strip_prefix('k')?.split_once('#')?;
+    let b: u8 = b.parse().ok()?;
+    (b < BUCKETS && likes_core::reaction::is_kind(kind)).then_some((b, kind))
 }
 
 /// A recount's attributes of bucket `b`.
@@ -102,6 +115,29 @@ impl DynamoCounts {
     pub fn table(&self) -> &str {
         &self.table
     }
+
+    /// The items of `posts` that have one, eventually consistent (the API's feed reads).
+    async fn items_of(&self, posts: &[PostId]) -> Result<Vec<(PostId, PostCounts)>, StoreError> {
+        let mut out = Vec::with_capacity(posts.len());
+        for chunk in posts.chunks(BATCH_GET_MAX) {
+            let mut keys = KeysAndAttributes::builder();
+            for post in chunk {
+                keys = keys.keys(post_key(post));
+            }
+            let found = calls::get_all(&self.client, &self.table, keys.build().map_err(build)?);
+            for item in found.await? {
+                let post = match item.get(PK) {
+                    Some(AttributeValue::S(p)) => PostId::parse(p)
+                        .map_err(|e| StoreError::Internal(format!("stored post_id: {e}")))?,
+                    other => {
+                        return Err(StoreError::Internal(format!("stored post_id: {other:?}")))
+                    }
+                };
+                out.push((post, post_counts_of(&item)?));
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// The key of a post's Counts item.
@@ -154,7 +190,14 @@ fn post_counts_of(item: &HashMap<String, AttributeValue>) -> Result<PostCounts, 
             window_opened: n(&r.opened)?,
             window_entries: n(&r.entries)?.unwrap_or(0).max(0) as u64,
             ended,
+            kinds: Default::default(),
         };
+    }
+    for (name, value) in item {
+        if let Some((b, kind)) = kind_attr_of(name) {
+            let n = parse_n(name, Some(value))?.unwrap_or(0);
+            out.buckets[usize::from(b)].kinds.insert(kind.to_owned(), n);
+        }
     }
     out.updated_at = item.get(UPDATED_AT).and_then(|v| v.as_s().ok()).cloned();
     out.lease = admin::lease_of(item)?;
@@ -176,6 +219,15 @@ fn update_expression(
         let b = w.bucket;
         let (c, h, t) = bucket_attrs(b);
         adds.push(format!("#{c} :d{b}"));
+        for (i, (kind, d)) in w.kinds.iter().enumerate() {
+            adds.push(format!("#k{b}_{i} :k{b}_{i}"));
+            req = req
+                .expression_attribute_names(format!("#k{b}_{i}"), kind_attr(b, kind))
+                .expression_attribute_values(
+                    format!(":k{b}_{i}"),
+                    AttributeValue::N(d.to_string()),
+                );
+        }
         sets.push(format!("#{h} = :l{b}"));
         sets.push(format!("#{t} = :t{b}"));
         let RecountAttrs {
@@ -299,22 +351,27 @@ impl CountsRead for DynamoCounts {
 
     async fn post_counts(&self, posts: &[PostId]) -> Result<HashMap<PostId, i64>, StoreError> {
         let mut counts = HashMap::with_capacity(posts.len());
-        for chunk in posts.chunks(BATCH_GET_MAX) {
-            let mut keys = KeysAndAttributes::builder();
-            for post in chunk {
-                keys = keys.keys(post_key(post));
-            }
-            let found = calls::get_all(&self.client, &self.table, keys.build().map_err(build)?);
-            for item in found.await? {
-                let post = match item.get(PK) {
-                    Some(AttributeValue::S(p)) => PostId::parse(p)
-                        .map_err(|e| StoreError::Internal(format!("stored post_id: {e}")))?,
-                    other => {
-                        return Err(StoreError::Internal(format!("stored post_id: {other:?}")))
-                    }
-                };
-                counts.insert(post, post_counts_of(&item)?.total());
-            }
+        for (post, item) in self.items_of(posts).await? {
+            counts.insert(post, item.total());
+        }
+        Ok(counts)
+    }
+
+    async fn kind_counts(&self, post: &PostId) -> Result<BTreeMap<String, i64>, StoreError> {
+        Ok(self
+            .get_post(post, false)
+            .await?
+            .map(|c| c.kind_totals())
+            .unwrap_or_default())
+    }
+
+    async fn kind_counts_among(
+        &self,
+        posts: &[PostId],
+    ) -> Result<HashMap<PostId, BTreeMap<String, i64>>, StoreError> {
+        let mut counts = HashMap::with_capacity(posts.len());
+        for (post, item) in self.items_of(posts).await? {
+            counts.insert(post, item.kind_totals());
         }
         Ok(counts)
     }

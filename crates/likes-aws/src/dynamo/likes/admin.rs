@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, Select, WriteRequest};
 use likes_core::control::{self, fence_key, is_control, KeyRange, Phase, LIKES_END};
+use likes_core::reaction::Held;
 use likes_core::{LikesAdmin, PostBucket, StoreError, Window};
 
 use super::windows::{CONTROL_TTL_SECS, LIKED};
@@ -13,7 +14,7 @@ use super::{item_key, DynamoLikes};
 use crate::dynamo::calls::{self, query_all, query_pages};
 use crate::dynamo::classify::{build, classify, classify_read};
 use crate::dynamo::s;
-use crate::dynamo::schema::likes::{EVENT, EXPIRES_AT, PK, SK};
+use crate::dynamo::schema::likes::{EVENT, EXPIRES_AT, LIKED_AT, PK, SK};
 
 impl DynamoLikes {
     /// A consistent Query of the bucket's items whose sort key is in `range`.
@@ -55,7 +56,9 @@ impl DynamoLikes {
         Ok(out)
     }
 
-    /// The likes of a bucket (every user id sorts below `~`), consistently.
+    /// The likes of a bucket (every user id sorts below `~`), consistently. Reactions of other
+    /// kinds share the range (`{user}#{kind}`) but have no `liked_at`: the filter drops them, and
+    /// a count counts what passes it.
     fn likes_query(
         &self,
         bucket: &PostBucket,
@@ -68,6 +71,8 @@ impl DynamoLikes {
             .expression_attribute_names("#sk", SK)
             .expression_attribute_values(":pb", s(bucket.to_string()))
             .expression_attribute_values(":end", s(LIKES_END))
+            .filter_expression("attribute_exists(#at)")
+            .expression_attribute_names("#at", LIKED_AT)
             .consistent_read(true)
     }
 }
@@ -167,14 +172,19 @@ impl LikesAdmin for DynamoLikes {
         while let Some(page) = pages.next().await {
             for item in page.map_err(classify_read)?.items() {
                 let get = |k: &str| item.get(k).and_then(|v| v.as_s().ok());
-                if get(SK).is_some_and(|sk| is_control(sk)) {
+                let Some(held) = get(SK).map(|sk| Held::of(sk)) else {
+                    continue;
+                };
+                if held == Held::Control {
                     continue;
                 }
                 // The post as stored, checked by the caller: one written outside the id grammar
                 // (by something other than this API) is reported, not dropped here.
                 if let Some((post, _)) = get(PK).and_then(|pb| pb.rsplit_once('#')) {
                     posts.insert(post.to_owned());
-                    likes.fetch_add(1, Ordering::Relaxed);
+                    if matches!(held, Held::Like(_)) {
+                        likes.fetch_add(1, Ordering::Relaxed);
+                    }
                 }
             }
         }

@@ -11,7 +11,9 @@
 
 mod admin;
 mod erase;
+mod reactions;
 mod read;
+mod single;
 pub(crate) mod windows;
 mod write;
 
@@ -19,8 +21,10 @@ use std::collections::{HashMap, HashSet};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
+use likes_core::reaction::sort_key;
 use likes_core::{
-    LikerPos, LikesStore, Page, PostBucket, PostId, StoreError, UserId, UserLikePos, WriteToken,
+    Kind, LikerPos, LikesStore, Page, PostBucket, PostId, StoreError, UserId, UserLikePos,
+    WriteToken,
 };
 
 use super::s;
@@ -69,6 +73,11 @@ fn like_key(post: &PostId, user: &UserId) -> HashMap<String, AttributeValue> {
     item_key(&PostBucket::for_like(post, user), user.as_str())
 }
 
+/// The key of `user`'s reaction of `kind` to `post` (for `like`, the like's).
+fn reaction_key(post: &PostId, user: &UserId, kind: &Kind) -> HashMap<String, AttributeValue> {
+    item_key(&PostBucket::for_like(post, user), sort_key(user, kind))
+}
+
 impl LikesStore for DynamoLikes {
     async fn like(
         &self,
@@ -77,7 +86,13 @@ impl LikesStore for DynamoLikes {
         liked_at: &str,
         token: &WriteToken,
     ) -> Result<bool, StoreError> {
-        let request = write::Request { post, user, token };
+        let like = Kind::like();
+        let request = write::Request {
+            post,
+            user,
+            kind: &like,
+            token,
+        };
         self.write_like(&request, liked_at).await
     }
 
@@ -87,8 +102,14 @@ impl LikesStore for DynamoLikes {
         user: &UserId,
         token: &WriteToken,
     ) -> Result<bool, StoreError> {
-        self.write_unlike(&write::Request { post, user, token })
-            .await
+        let like = Kind::like();
+        let request = write::Request {
+            post,
+            user,
+            kind: &like,
+            token,
+        };
+        self.write_unlike(&request).await
     }
 
     async fn liked_at(&self, post: &PostId, user: &UserId) -> Result<Option<String>, StoreError> {

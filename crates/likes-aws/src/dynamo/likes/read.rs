@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use aws_sdk_dynamodb::types::KeysAndAttributes;
 use futures::future::try_join_all;
+use likes_core::reaction::Held;
 use likes_core::store::page::{self, BucketScan};
 use likes_core::{LikerPos, Page, PostBucket, PostId, StoreError, UserId, UserLikePos};
 
@@ -13,6 +14,14 @@ use crate::dynamo::calls::{self, get_string, query_pages, BATCH_GET_MAX};
 use crate::dynamo::classify::build;
 use crate::dynamo::s;
 use crate::dynamo::schema::likes::{BY_TIME, BY_USER, LIKED_AT, PK, POST_ID, SK};
+
+/// Where a bucket's listing is read: an index, its partition (attribute and value), and its
+/// time attribute (its sort key).
+pub(super) struct Listing {
+    pub index: &'static str,
+    pub hash: (&'static str, String),
+    pub time: &'static str,
+}
 
 impl DynamoLikes {
     pub(super) async fn read_liked_at(
@@ -70,8 +79,14 @@ impl DynamoLikes {
         limit: usize,
         after: Option<LikerPos>,
     ) -> Result<Page<LikerPos>, StoreError> {
-        let per_bucket = PostBucket::all(post)
-            .map(|pb| self.bucket_likers(pb, BucketScan::new(limit, after.clone())));
+        let per_bucket = PostBucket::all(post).map(|pb| {
+            let listing = Listing {
+                index: BY_TIME,
+                hash: (PK, pb.to_string()),
+                time: LIKED_AT,
+            };
+            self.bucket_listing(listing, BucketScan::new(limit, after.clone()))
+        });
         Ok(page::merge(try_join_all(per_bucket).await?, limit))
     }
 
@@ -99,35 +114,38 @@ impl DynamoLikes {
         Ok(liked)
     }
 
-    /// One bucket's likers from the `by_time` index, read page by page until `scan` has what
-    /// it needs (see [`BucketScan`] for the tie rule).
-    async fn bucket_likers(
+    /// One bucket's likers (or reactors of one kind) from `listing`'s index, read page by page
+    /// until `scan` has what it needs (see [`BucketScan`] for the tie rule).
+    pub(super) async fn bucket_listing(
         &self,
-        pb: PostBucket,
+        listing: Listing,
         mut scan: BucketScan,
     ) -> Result<Page<LikerPos>, StoreError> {
+        let (hash_attr, hash) = listing.hash;
         let read_size = i32::try_from(page::fetch_size(scan.limit())).unwrap_or(i32::MAX);
         let mut query = self
             .client
             .query()
             .table_name(&self.table)
-            .index_name(BY_TIME)
-            .expression_attribute_names("#pb", PK)
-            .expression_attribute_values(":pb", s(pb.to_string()))
+            .index_name(listing.index)
+            .expression_attribute_names("#pb", hash_attr)
+            .expression_attribute_values(":pb", s(hash))
             .scan_index_forward(false)
             .limit(read_size);
         query = match scan.start_at() {
             Some(t) => query
                 .key_condition_expression("#pb = :pb AND #t <= :t")
-                .expression_attribute_names("#t", LIKED_AT)
+                .expression_attribute_names("#t", listing.time)
                 .expression_attribute_values(":t", s(t)),
             None => query.key_condition_expression("#pb = :pb"),
         };
         query_pages(query, |out| {
             for item in out.items() {
+                let sk = attr_s(item, SK)?;
+                let user = Held::of(&sk).user().unwrap_or_default();
                 let pos = LikerPos {
-                    liked_at: attr_s(item, LIKED_AT)?,
-                    user_id: UserId::parse(&attr_s(item, SK)?)
+                    liked_at: attr_s(item, listing.time)?,
+                    user_id: UserId::parse(user)
                         .map_err(|e| StoreError::Internal(format!("stored user_id: {e}")))?,
                 };
                 if !scan.offer(pos) {

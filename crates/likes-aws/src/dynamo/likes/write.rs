@@ -41,33 +41,36 @@ use aws_sdk_dynamodb::types::{
 };
 
 use likes_core::control::marker_key;
-use likes_core::{PostBucket, PostId, StoreError, UserId, WriteToken};
+use likes_core::reaction::{kind_key, sort_key};
+use likes_core::{Kind, PostBucket, PostId, StoreError, UserId, WriteToken};
 
-use super::{item_key, like_key, DynamoLikes};
+use super::{item_key, reaction_key, DynamoLikes};
 use crate::dynamo::calls::get_string;
 use crate::dynamo::classify::{build, classify};
-use crate::dynamo::schema::likes::{EXPIRES_AT, LIKED_AT, OP, POST_ID, SK, TOKEN};
+use crate::dynamo::schema::likes::{
+    EXPIRES_AT, KIND_KEY, LIKED_AT, OP, POST_ID, REACTED_AT, REACTOR, SK, TOKEN,
+};
 use crate::dynamo::schema::markers;
 use crate::dynamo::{failed_condition, s};
 
 /// Attempts at a write that failed without taking effect.
-const ATTEMPTS: u32 = 3;
+pub(super) const ATTEMPTS: u32 = 3;
 /// How long a request marker is kept: a client's retries of one request come within it.
-const MARKER_TTL_SECS: i64 = 24 * 3600;
+pub(super) const MARKER_TTL_SECS: i64 = 24 * 3600;
 
-fn backoff(attempt: u32) -> Duration {
+pub(super) fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(25 << attempt.min(5))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
+pub(super) enum Op {
     Like,
     Unlike,
 }
 
 impl Op {
     /// What a marker records for a named request that took effect.
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Op::Like => "like",
             Op::Unlike => "unlike",
@@ -75,7 +78,7 @@ impl Op {
     }
 
     /// What a marker records for a named request that found the like already as asked.
-    fn noop_name(self) -> &'static str {
+    pub(super) fn noop_name(self) -> &'static str {
         match self {
             Op::Like => "like-noop",
             Op::Unlike => "unlike-noop",
@@ -108,11 +111,11 @@ enum Settled {
 }
 
 /// How often a named request may find the like changed under it before it answers 503.
-const MAX_FLIPS: u32 = 4;
+pub(super) const MAX_FLIPS: u32 = 4;
 
 /// The answer a marker records for `op`: `changed` for its effect, not for its no-op, and a
 /// 422 for a marker of another request.
-fn answer_of(op: Op, recorded: &str) -> Result<bool, StoreError> {
+pub(super) fn answer_of(op: Op, recorded: &str) -> Result<bool, StoreError> {
     if recorded == op.name() {
         Ok(true)
     } else if recorded == op.noop_name() {
@@ -123,28 +126,45 @@ fn answer_of(op: Op, recorded: &str) -> Result<bool, StoreError> {
 }
 
 /// The SDK's retries, off for one call: this module decides what may be retried.
-fn no_sdk_retries() -> aws_sdk_dynamodb::config::Builder {
+pub(super) fn no_sdk_retries() -> aws_sdk_dynamodb::config::Builder {
     aws_sdk_dynamodb::config::Config::builder().retry_config(RetryConfig::disabled())
 }
 
-fn is_ccf(code: Option<&str>) -> bool {
+pub(super) fn is_ccf(code: Option<&str>) -> bool {
     code == Some("ConditionalCheckFailed")
 }
 
-/// One like or unlike request: whose, of which post, and its token.
+/// One request to add or remove a reaction (a like is the kind `like`): whose, of which post,
+/// which kind, and its token.
 pub(super) struct Request<'a> {
     pub post: &'a PostId,
     pub user: &'a UserId,
+    pub kind: &'a Kind,
     pub token: &'a WriteToken,
 }
 
-/// The like item a request writes.
-fn like_item(r: &Request<'_>, liked_at: &str) -> HashMap<String, AttributeValue> {
-    let mut item = like_key(r.post, r.user);
-    item.insert(POST_ID.to_owned(), s(r.post.as_str()));
-    item.insert(LIKED_AT.to_owned(), s(liked_at));
-    item.insert(TOKEN.to_owned(), s(r.token.as_str()));
-    item
+impl Request<'_> {
+    /// The key of the item the request writes.
+    pub(super) fn key(&self) -> HashMap<String, AttributeValue> {
+        reaction_key(self.post, self.user, self.kind)
+    }
+
+    /// The item a request writes: a like as it always was, a reaction with its own time
+    /// attribute and its two indexes' keys (`schema::likes`).
+    pub(super) fn item(&self, at: &str) -> HashMap<String, AttributeValue> {
+        let mut item = self.key();
+        item.insert(POST_ID.to_owned(), s(self.post.as_str()));
+        item.insert(TOKEN.to_owned(), s(self.token.as_str()));
+        if self.kind.is_like() {
+            item.insert(LIKED_AT.to_owned(), s(at));
+        } else {
+            let bucket = PostBucket::for_like(self.post, self.user);
+            item.insert(REACTED_AT.to_owned(), s(at));
+            item.insert(KIND_KEY.to_owned(), s(kind_key(&bucket, self.kind)));
+            item.insert(REACTOR.to_owned(), s(self.user.as_str()));
+        }
+        item
+    }
 }
 
 impl DynamoLikes {
@@ -181,7 +201,7 @@ impl DynamoLikes {
             .client
             .put_item()
             .table_name(&self.table)
-            .set_item(Some(like_item(r, liked_at)))
+            .set_item(Some(r.item(liked_at)))
             // INSERT … ON CONFLICT DO NOTHING: checked atomically with the write.
             .condition_expression("attribute_not_exists(#sk)")
             .expression_attribute_names("#sk", SK)
@@ -214,7 +234,7 @@ impl DynamoLikes {
                 .client
                 .delete_item()
                 .table_name(&self.table)
-                .set_key(Some(like_key(r.post, r.user)))
+                .set_key(Some(r.key()))
                 // Without the condition a delete of a missing item also succeeds, and the caller
                 // could not tell whether anything changed.
                 .condition_expression("attribute_exists(#sk)")
@@ -292,7 +312,7 @@ impl DynamoLikes {
             (Step::Effect, Op::Like) => TransactWriteItem::builder().put(
                 Put::builder()
                     .table_name(&self.table)
-                    .set_item(Some(like_item(r, liked_at)))
+                    .set_item(Some(r.item(liked_at)))
                     .condition_expression(missing)
                     .expression_attribute_names("#sk", SK)
                     .build()
@@ -301,7 +321,7 @@ impl DynamoLikes {
             (Step::Effect, Op::Unlike) => TransactWriteItem::builder().delete(
                 Delete::builder()
                     .table_name(&self.table)
-                    .set_key(Some(like_key(r.post, r.user)))
+                    .set_key(Some(r.key()))
                     .condition_expression(exists)
                     .expression_attribute_names("#sk", SK)
                     .build()
@@ -311,7 +331,7 @@ impl DynamoLikes {
             (Step::NoOp, op) => TransactWriteItem::builder().condition_check(
                 ConditionCheck::builder()
                     .table_name(&self.table)
-                    .set_key(Some(like_key(r.post, r.user)))
+                    .set_key(Some(r.key()))
                     .condition_expression(if op == Op::Like { exists } else { missing })
                     .expression_attribute_names("#sk", SK)
                     .build()
@@ -377,7 +397,7 @@ impl DynamoLikes {
 
     /// Where `r`'s marker lives: its table, its key, and the key attribute a condition on its
     /// absence names. The two tables spell `op` and `expires_at` alike.
-    fn marker_at(
+    pub(super) fn marker_at(
         &self,
         r: &Request<'_>,
         bucket: &PostBucket,
@@ -389,14 +409,14 @@ impl DynamoLikes {
                     (markers::PK.to_owned(), s(r.user.as_str())),
                     (
                         markers::SK.to_owned(),
-                        s(markers::request_key(r.post, r.token)),
+                        s(markers::request_key(r.post, r.kind, r.token)),
                     ),
                 ]),
                 markers::SK,
             ),
             None => (
                 &self.table,
-                item_key(bucket, marker_key(r.user, r.token)),
+                item_key(bucket, marker_key(&sort_key(r.user, r.kind), r.token)),
                 SK,
             ),
         }
@@ -408,6 +428,6 @@ impl DynamoLikes {
     }
 
     async fn stored_token(&self, r: &Request<'_>) -> Result<Option<String>, StoreError> {
-        get_string(&self.client, &self.table, like_key(r.post, r.user), TOKEN).await
+        get_string(&self.client, &self.table, r.key(), TOKEN).await
     }
 }

@@ -1,7 +1,7 @@
 //! The Counts table in memory, with the conditional updates' semantics: the aggregator's
 //! counts, marks, fences and windows, and the admin tool's lease and correction.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use super::{poisoned, MemoryLikes, SharedWindows};
@@ -82,6 +82,9 @@ impl CountsLedger for MemoryCounts {
             for w in writes {
                 let b = &mut item.buckets[usize::from(w.bucket)];
                 b.count += w.delta;
+                for (kind, d) in &w.kinds {
+                    *b.kinds.entry((*kind).to_owned()).or_insert(0) += d;
+                }
                 b.hwm = Some(w.last.to_owned());
                 b.hwm_created = Some(w.last_created);
                 if w.window.is_some() {
@@ -181,6 +184,25 @@ impl CountsRead for MemoryCounts {
         Ok(posts
             .iter()
             .filter_map(|p| items.get(p).map(|i| (p.clone(), i.total())))
+            .collect())
+    }
+
+    async fn kind_counts(&self, post: &PostId) -> Result<BTreeMap<String, i64>, StoreError> {
+        let items = self.items.lock().map_err(|_| poisoned())?;
+        Ok(items
+            .get(post)
+            .map(PostCounts::kind_totals)
+            .unwrap_or_default())
+    }
+
+    async fn kind_counts_among(
+        &self,
+        posts: &[PostId],
+    ) -> Result<HashMap<PostId, BTreeMap<String, i64>>, StoreError> {
+        let items = self.items.lock().map_err(|_| poisoned())?;
+        Ok(posts
+            .iter()
+            .filter_map(|p| items.get(p).map(|i| (p.clone(), i.kind_totals())))
             .collect())
     }
 }

@@ -8,6 +8,7 @@ use super::{poisoned, SharedWindows};
 use crate::bucket::{fnv1a64, PostBucket};
 use crate::control;
 use crate::ids::{PostId, UserId};
+use crate::reaction::Kind;
 use crate::store::page::{self, BucketScan, Page};
 use crate::store::{LikerPos, LikesStore, StoreError, UserLikePos};
 use crate::write_token::WriteToken;
@@ -21,6 +22,11 @@ pub struct MemoryLikes {
     /// Named requests' markers, by bucket and sort key: whether the request was a like, and
     /// whether it changed the like.
     pub(super) markers: Mutex<HashMap<(PostBucket, String), (bool, bool)>>,
+    /// Reactions other than the like, by bucket, user and kind, holding `reacted_at`
+    /// (`super::reactions`).
+    pub(super) reactions: Mutex<BTreeMap<(PostBucket, UserId, Kind), String>>,
+    /// What a named `single`-mode reaction replaced, by its marker's key.
+    pub(super) replaced: Mutex<HashMap<(PostBucket, String), Kind>>,
     /// Recount fences, by bucket and sort key.
     pub(super) fences: Mutex<BTreeSet<(PostBucket, String)>>,
     pub(super) windows: SharedWindows,
@@ -39,7 +45,7 @@ impl MemoryLikes {
     ) -> Result<bool, StoreError> {
         let key = (PostBucket::for_like(post, user), user.clone());
         let mut markers = self.markers.lock().map_err(|_| poisoned())?;
-        let marker = (key.0.clone(), control::marker_key(user, token));
+        let marker = (key.0.clone(), control::marker_key(user.as_str(), token));
         let like = liked.is_some();
         if token.is_keyed() {
             if let Some(&(was_like, changed)) = markers.get(&marker) {

@@ -9,6 +9,7 @@ use crate::bucket::PostBucket;
 use crate::control::{self, fence_key, is_control, Phase};
 use crate::erase::EraseStore;
 use crate::ids::UserId;
+use crate::reaction::{sort_key, Held, Kind};
 use crate::store::{LikesAdmin, StoreError, Window};
 
 impl MemoryLikes {
@@ -31,6 +32,13 @@ impl MemoryLikes {
         if is_control(sort_key) {
             let mut fences = self.fences.lock().map_err(|_| poisoned())?;
             return Ok(fences.remove(&key));
+        }
+        if let Held::Reaction(user, kind) = Held::of(sort_key) {
+            let (Ok(user), Ok(kind)) = (UserId::parse(user), Kind::parse(kind)) else {
+                return Ok(false);
+            };
+            let mut reactions = self.reactions.lock().map_err(|_| poisoned())?;
+            return Ok(reactions.remove(&(bucket.clone(), user, kind)).is_some());
         }
         let Ok(user) = UserId::parse(sort_key) else {
             return Ok(false);
@@ -194,6 +202,14 @@ impl EraseStore for MemoryLikes {
                 .map(|(_, u)| u.to_string())
                 .collect()
         };
+        keys.extend(
+            self.reactions
+                .lock()
+                .map_err(|_| poisoned())?
+                .keys()
+                .filter(|(b, _, _)| b == bucket)
+                .map(|(_, u, k)| sort_key(u, k)),
+        );
         let markers = self.markers.lock().map_err(|_| poisoned())?;
         keys.extend(
             markers

@@ -10,6 +10,7 @@ mod erasures;
 mod events;
 mod likes;
 mod likes_admin;
+mod reactions;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -1,0 +1,162 @@
+//! The reaction routes (docs/reactions.md): add or remove a reaction of a configured kind, a
+//! post's counts per kind with the caller's own, and who reacted with a kind. The like is the
+//! kind `like`: its routes (in `lib.rs`) write the same items, through `single` mode's
+//! replacement when the deployment has it.
+
+use std::collections::BTreeMap;
+
+use lambda_http::Request;
+use likes_core::reaction::LIKE;
+use likes_core::time::now_ts;
+use likes_core::{CountsRead, Kind, Mode, PostId, ReactionsStore, UserId};
+use serde_json::{json, Map, Value};
+
+use crate::request::{expect_no_body, limit, query_param, write_token};
+use crate::{cursor, page_json, public_count, Answer, ApiError, App};
+
+/// Each configured kind's count (0 when none), and their total: what a client shows. A kind
+/// no longer configured is not shown.
+pub(crate) fn shown_counts<'a>(
+    kinds: impl Iterator<Item = &'a Kind>,
+    counts: &BTreeMap<String, i64>,
+) -> (Value, i64) {
+    let mut shown = Map::new();
+    let mut total = 0i64;
+    for kind in kinds {
+        let n = public_count(counts.get(kind.as_str()).copied().unwrap_or(0));
+        total = total.saturating_add(n);
+        shown.insert(kind.to_string(), json!(n));
+    }
+    (Value::Object(shown), total)
+}
+
+impl<L: ReactionsStore, C: CountsRead> App<L, C> {
+    /// The configured kind spelled `raw`, or a 400 naming it and the kinds there are.
+    pub(crate) fn kind(&self, raw: &str) -> Result<Kind, ApiError> {
+        self.reactions.kinds.get(raw).cloned().ok_or_else(|| {
+            let known: Vec<&str> = self.reactions.kinds.iter().map(Kind::as_str).collect();
+            let shown: String = raw.chars().take(64).collect();
+            ApiError::bad_request(
+                "invalid_kind",
+                format!(
+                    "kind {shown:?} is not one of this deployment's: {}",
+                    known.join(", ")
+                ),
+            )
+        })
+    }
+
+    /// Adds `kind`: in `single` mode it replaces the caller's other reaction to the post.
+    /// Returns whether it changed, and (`single` mode) what it replaced.
+    pub(crate) async fn put_reaction(
+        &self,
+        req: &Request,
+        post: &PostId,
+        me: &UserId,
+        kind: &Kind,
+    ) -> Result<(bool, Option<Option<Kind>>), crate::Failure> {
+        expect_no_body(req)?;
+        let token = write_token(req)?;
+        let at = now_ts();
+        Ok(match self.reactions.mode {
+            Mode::Multi => (self.likes.react(post, me, kind, &at, &token).await?, None),
+            Mode::Single => {
+                let done = self.likes.react_only(post, me, kind, &at, &token).await?;
+                (done.changed, Some(done.replaced))
+            }
+        })
+    }
+
+    pub(crate) async fn react(
+        &self,
+        req: &Request,
+        post: &PostId,
+        me: &UserId,
+        raw: &str,
+    ) -> Answer {
+        let kind = self.kind(raw)?;
+        let (changed, replaced) = self.put_reaction(req, post, me, &kind).await?;
+        let mut body = json!({
+            "post_id": post, "user_id": me, "kind": kind, "reacted": true, "changed": changed,
+        });
+        if let Some(replaced) = replaced {
+            body["replaced"] = json!(replaced);
+        }
+        Ok(body)
+    }
+
+    pub(crate) async fn unreact(
+        &self,
+        req: &Request,
+        post: &PostId,
+        me: &UserId,
+        raw: &str,
+    ) -> Answer {
+        let kind = self.kind(raw)?;
+        expect_no_body(req)?;
+        let token = write_token(req)?;
+        let changed = self.likes.unreact(post, me, &kind, &token).await?;
+        Ok(json!({
+            "post_id": post, "user_id": me, "kind": kind, "reacted": false, "changed": changed,
+        }))
+    }
+
+    /// Counts per kind (eventually consistent) and the caller's own (strongly consistent).
+    pub(crate) async fn post_reactions(&self, post: &PostId, me: &UserId) -> Answer {
+        let counts = self.counts.kind_counts(post);
+        let mine = self.likes.reactions_of(post, me);
+        let (counts, mine) = futures::try_join!(counts, mine)?;
+        let (shown, total) = shown_counts(self.reactions.kinds.iter(), &counts);
+        let mine: Vec<&Kind> = mine
+            .iter()
+            .filter(|k| self.reactions.kinds.get(k.as_str()).is_some())
+            .collect();
+        Ok(json!({ "post_id": post, "counts": shown, "total": total, "mine": mine }))
+    }
+
+    /// The summary of a deployment with several kinds: each post's counts per kind and the
+    /// caller's own, in two reads in parallel (the Counts items, the caller's reactions' keys).
+    pub(crate) async fn summary_of_kinds(&self, ids: &[PostId], me: &UserId) -> Answer {
+        let kinds = &self.reactions.kinds;
+        let counts = self.counts.kind_counts_among(ids);
+        let mine = self.likes.reacted_among(me, ids, kinds);
+        let (counts, mine) = futures::try_join!(counts, mine)?;
+        let none = BTreeMap::new();
+        let items: Vec<Value> = ids
+            .iter()
+            .map(|post| {
+                let post_counts = counts.get(post).unwrap_or(&none);
+                let (shown, _) = shown_counts(kinds.iter(), post_counts);
+                let like = public_count(post_counts.get(LIKE).copied().unwrap_or(0));
+                self.cache.put(post, like);
+                let my: &[Kind] = mine.get(post).map_or(&[], Vec::as_slice);
+                json!({
+                    "post_id": post,
+                    "like_count": like,
+                    "liked_by_me": my.iter().any(Kind::is_like),
+                    "reactions": shown,
+                    "my_reactions": my,
+                })
+            })
+            .collect();
+        Ok(json!({ "items": items }))
+    }
+
+    /// Who reacted with `kind`, newest first, paged as the likers are.
+    pub(crate) async fn reactors(&self, req: &Request, post: &PostId, raw: &str) -> Answer {
+        let kind = self.kind(raw)?;
+        let limit = limit(req)?;
+        let after = query_param(req, "cursor")?
+            .map(|c| cursor::decode_likers(&self.liker_ids.open(c)?, post))
+            .transpose()?;
+        let page = self
+            .likes
+            .reactors_of_post(post, &kind, limit, after)
+            .await?;
+        Ok(page_json(
+            &page,
+            |last| self.liker_ids.seal(cursor::encode_likers(post, last)),
+            |i| json!({ "user_id": self.liker_ids.show(&i.user_id), "reacted_at": i.liked_at }),
+        ))
+    }
+}

@@ -1,0 +1,247 @@
+//! The reactions port on both stores (moto's DynamoDB and memory): `multi` mode's kinds side by
+//! side with the like, `single` mode's replacement (named requests answered again as they were
+//! first, what they replaced included), the reads of kinds, and that a like's count, its
+//! listing and "my likes" never see another kind.
+
+use std::sync::Arc;
+
+use likes_core::erase::EraseStore;
+use likes_core::store::memory::MemoryLikes;
+use likes_core::{
+    Kind, Kinds, LikesAdmin, PostBucket, PostId, Reacted, ReactionsStore, UserId, WriteToken,
+};
+use likes_harness::Tables;
+
+const AT: &str = "2026-12-02T02:00:00.000Z";
+const LATER: &str = "2026-12-02T02:00:01.000Z";
+
+fn kind(k: &str) -> Kind {
+    Kind::parse(k).unwrap()
+}
+
+fn fresh() -> WriteToken {
+    WriteToken::random()
+}
+
+async fn multi_kinds_live_beside_the_like<S: ReactionsStore + LikesAdmin>(store: &S) {
+    let (post, me, you) = (
+        PostId::new_random(),
+        UserId::new_random(),
+        UserId::new_random(),
+    );
+    let (love, laugh) = (kind("love"), kind("laugh"));
+    assert!(store.react(&post, &me, &love, AT, &fresh()).await.unwrap());
+    assert!(!store
+        .react(&post, &me, &love, LATER, &fresh())
+        .await
+        .unwrap());
+    assert!(store
+        .react(&post, &me, &Kind::like(), AT, &fresh())
+        .await
+        .unwrap());
+    assert!(store
+        .react(&post, &me, &laugh, LATER, &fresh())
+        .await
+        .unwrap());
+    assert!(store
+        .react(&post, &you, &love, LATER, &fresh())
+        .await
+        .unwrap());
+    assert_eq!(
+        store.reactions_of(&post, &me).await.unwrap(),
+        [laugh.clone(), Kind::like(), love.clone()]
+    );
+    // The like is the like: its own reads see it, and only it.
+    assert_eq!(
+        store.liked_at(&post, &me).await.unwrap().as_deref(),
+        Some(AT)
+    );
+    assert_eq!(store.liked_at(&post, &you).await.unwrap(), None);
+    let likers = store.likers_of_post(&post, 10, None).await.unwrap();
+    let likers: Vec<&UserId> = likers.items.iter().map(|p| &p.user_id).collect();
+    assert_eq!(likers, [&me]);
+    assert_eq!(
+        store
+            .likes_of_user(&me, 10, None)
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    assert_eq!(
+        store
+            .likes_of_user(&you, 10, None)
+            .await
+            .unwrap()
+            .items
+            .len(),
+        0
+    );
+    let bucket = PostBucket::for_like(&post, &me);
+    let others = PostBucket::for_like(&post, &you);
+    let liked = store.count_bucket(&bucket).await.unwrap()
+        + if others == bucket {
+            0
+        } else {
+            store.count_bucket(&others).await.unwrap()
+        };
+    assert_eq!(liked, 1, "a bucket's like count counts likes only");
+    let users = store.bucket_users(&bucket).await.unwrap();
+    assert!(users.iter().all(|u| !u.contains('#')), "{users:?}");
+    // Who reacted with love: both of us, newest first.
+    let lovers = store
+        .reactors_of_post(&post, &love, 10, None)
+        .await
+        .unwrap();
+    let lovers: Vec<&UserId> = lovers.items.iter().map(|p| &p.user_id).collect();
+    assert_eq!(lovers, [&you, &me]);
+    let page = store.reactors_of_post(&post, &love, 1, None).await.unwrap();
+    assert!(page.more);
+    let rest = store
+        .reactors_of_post(&post, &love, 1, page.items.last().cloned())
+        .await
+        .unwrap();
+    assert_eq!(rest.items[0].user_id, me);
+    // A feed's reactions of mine, over two posts.
+    let other = PostId::new_random();
+    let kinds = Kinds::parse("like,love,laugh").unwrap();
+    let mine = store
+        .reacted_among(&me, &[post.clone(), other.clone()], &kinds)
+        .await
+        .unwrap();
+    assert_eq!(mine.get(&post).map(Vec::len), Some(3));
+    assert!(!mine.contains_key(&other));
+    let only_love = Kinds::parse("love").unwrap();
+    let mine = store
+        .reacted_among(&me, &[post.clone()], &only_love)
+        .await
+        .unwrap();
+    assert_eq!(mine[&post], [Kind::like(), love.clone()]);
+    // Removing one kind leaves the others.
+    assert!(store.unreact(&post, &me, &love, &fresh()).await.unwrap());
+    assert!(!store.unreact(&post, &me, &love, &fresh()).await.unwrap());
+    assert_eq!(
+        store.reactions_of(&post, &me).await.unwrap(),
+        [laugh, Kind::like()]
+    );
+}
+
+async fn single_mode_replaces<S: ReactionsStore>(store: &S) {
+    let (post, me) = (PostId::new_random(), UserId::new_random());
+    let (love, laugh) = (kind("love"), kind("laugh"));
+    let first = store
+        .react_only(&post, &me, &love, AT, &fresh())
+        .await
+        .unwrap();
+    assert_eq!(
+        first,
+        Reacted {
+            changed: true,
+            replaced: None
+        }
+    );
+    let again = store
+        .react_only(&post, &me, &love, AT, &fresh())
+        .await
+        .unwrap();
+    assert!(!again.changed);
+    let named = WriteToken::from_key("replace-1").unwrap();
+    let swap = store
+        .react_only(&post, &me, &laugh, LATER, &named)
+        .await
+        .unwrap();
+    assert_eq!(swap.replaced, Some(love.clone()));
+    assert!(swap.changed);
+    assert_eq!(
+        store.reactions_of(&post, &me).await.unwrap(),
+        [laugh.clone()]
+    );
+    // The like is a kind like any other here: it replaces, and is replaced.
+    let like = store
+        .react_only(&post, &me, &Kind::like(), LATER, &fresh())
+        .await
+        .unwrap();
+    assert_eq!(like.replaced, Some(laugh.clone()));
+    assert_eq!(
+        store.reactions_of(&post, &me).await.unwrap(),
+        [Kind::like()]
+    );
+    assert!(store.liked_at(&post, &me).await.unwrap().is_some());
+    // The named request, sent again after all that: answered as it was, and no effect.
+    let retry = store
+        .react_only(&post, &me, &laugh, LATER, &named)
+        .await
+        .unwrap();
+    assert_eq!(retry, swap);
+    assert_eq!(
+        store.reactions_of(&post, &me).await.unwrap(),
+        [Kind::like()]
+    );
+    // A removal of the kind held empties it.
+    assert!(store
+        .unreact(&post, &me, &Kind::like(), &fresh())
+        .await
+        .unwrap());
+    assert!(store.reactions_of(&post, &me).await.unwrap().is_empty());
+}
+
+/// Many devices of one user react with different kinds at once: at the end exactly one kind is
+/// held, and exactly one request per change was told it changed nothing it did not.
+async fn concurrent_replacements_leave_one<S: ReactionsStore + 'static>(store: Arc<S>) {
+    let (post, me) = (PostId::new_random(), UserId::new_random());
+    let kinds = ["like", "love", "laugh", "wow"];
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let (store, post, me) = (store.clone(), post.clone(), me.clone());
+        let k = kind(kinds[i % kinds.len()]);
+        tasks.push(tokio::spawn(async move {
+            store.react_only(&post, &me, &k, AT, &fresh()).await
+        }));
+    }
+    let mut changed = 0;
+    for t in tasks {
+        if t.await.unwrap().unwrap().changed {
+            changed += 1;
+        }
+    }
+    let held = store.reactions_of(&post, &me).await.unwrap();
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert!(changed >= 1);
+}
+
+/// Erase-user removes reactions too; erase-post removes the post's reactions with its likes.
+async fn erases_take_reactions<S: ReactionsStore + EraseStore>(store: &S) {
+    let (post, me) = (PostId::new_random(), UserId::new_random());
+    store
+        .react(&post, &me, &kind("love"), AT, &fresh())
+        .await
+        .unwrap();
+    let bucket = PostBucket::for_like(&post, &me);
+    let keys = store.bucket_page(&bucket).await.unwrap();
+    assert!(keys.iter().any(|k| k.ends_with("#love")), "{keys:?}");
+    store.delete_items(&bucket, keys).await.unwrap();
+    assert!(store.reactions_of(&post, &me).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn on_memory() {
+    let store = Arc::new(MemoryLikes::default());
+    multi_kinds_live_beside_the_like(&*store).await;
+    single_mode_replaces(&*store).await;
+    concurrent_replacements_leave_one(store.clone()).await;
+    erases_take_reactions(&*store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_dynamodb() {
+    let t = Tables::new().await;
+    let store = Arc::new(t.likes().with_markers(Some(&t.markers_table)));
+    multi_kinds_live_beside_the_like(&*store).await;
+    single_mode_replaces(&*store).await;
+    concurrent_replacements_leave_one(store.clone()).await;
+    erases_take_reactions(&*store).await;
+    // Without a Markers table the markers go to the partition, kind in their key.
+    let in_partition = t.likes();
+    single_mode_replaces(&in_partition).await;
+}
