@@ -114,7 +114,7 @@ async fn multi_kinds_live_beside_the_like<S: ReactionsStore + LikesAdmin>(store:
     assert!(!mine.contains_key(&other));
     let only_love = Kinds::parse("love").unwrap();
     let mine = store
-        .reacted_among(&me, &[post.clone()], &only_love)
+        .reacted_among(&me, std::slice::from_ref(&post), &only_love)
         .await
         .unwrap();
     assert_eq!(mine[&post], [Kind::like(), love.clone()]);
@@ -153,10 +153,8 @@ async fn single_mode_replaces<S: ReactionsStore>(store: &S) {
         .unwrap();
     assert_eq!(swap.replaced, Some(love.clone()));
     assert!(swap.changed);
-    assert_eq!(
-        store.reactions_of(&post, &me).await.unwrap(),
-        [laugh.clone()]
-    );
+    let held = store.reactions_of(&post, &me).await.unwrap();
+    assert_eq!(held, std::slice::from_ref(&laugh));
     // The like is a kind like any other here: it replaces, and is replaced.
     let like = store
         .react_only(&post, &me, &Kind::like(), LATER, &fresh())
