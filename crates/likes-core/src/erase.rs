@@ -10,6 +10,7 @@ use futures::{StreamExt, TryStreamExt};
 use crate::bucket::PostBucket;
 use crate::control::is_control;
 use crate::ids::{PostId, UserId};
+use crate::reaction::Kind;
 use crate::store::StoreError;
 
 /// What an erase needs of the Likes table.
@@ -41,6 +42,32 @@ pub trait EraseStore: Send + Sync {
         &self,
         user: &UserId,
         buckets: Vec<PostBucket>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// One page of the user's reactions other than likes, from the by-reactor index
+    /// (eventually consistent): the bucket and kind of each. With `up_to`, only those made at or
+    /// before it.
+    fn user_reactions(
+        &self,
+        user: &UserId,
+        up_to: Option<&str>,
+        from: Option<Self::Resume>,
+    ) -> impl Future<Output = Result<(Vec<(PostBucket, Kind)>, Option<Self::Resume>), StoreError>> + Send;
+
+    /// Deletes the user's reaction of `kind` in the bucket if it was made at or before `t`.
+    fn delete_reaction_made_by(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+        t: &str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Deletes these reactions of the user, whenever they were made.
+    fn delete_reactions(
+        &self,
+        user: &UserId,
+        found: Vec<(PostBucket, Kind)>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// The sort keys of one page of everything in the bucket, likes and control items, read
@@ -81,13 +108,18 @@ const DELETE_CONCURRENCY: usize = 16;
 async fn delete_made_before<S: EraseStore>(
     store: &S,
     user: &UserId,
-    buckets: Vec<PostBucket>,
+    found: Vec<(PostBucket, Kind)>,
     t: &str,
     base: usize,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<usize, StoreError> {
-    futures::stream::iter(buckets)
-        .map(|bucket| async move { store.delete_like_made_by(&bucket, user, t).await })
+    futures::stream::iter(found)
+        .map(|(bucket, kind)| async move {
+            match kind.is_like() {
+                true => store.delete_like_made_by(&bucket, user, t).await,
+                false => store.delete_reaction_made_by(&bucket, user, &kind, t).await,
+            }
+        })
         .buffer_unordered(DELETE_CONCURRENCY)
         .try_fold(0, |n, deleted| async move {
             let n = n + usize::from(deleted);
@@ -99,9 +131,40 @@ async fn delete_made_before<S: EraseStore>(
         .await
 }
 
-/// Deletes every like of `user`, found through the by-user index. Returns how many it deleted
-/// (without `before`, how many the index showed: a stale entry's delete is a no-op). The index
-/// lags the table, so it sweeps until the index stays empty.
+/// Which of a user's index an erase sweeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Swept {
+    /// The likes, through the by-user index.
+    Likes,
+    /// The other reactions, through the by-reactor index.
+    Reactions,
+}
+
+/// One page of what `swept`'s index shows of the user: bucket and kind.
+#[allow(clippy::type_complexity)]
+async fn page_of<S: EraseStore>(
+    store: &S,
+    swept: Swept,
+    user: &UserId,
+    up_to: Option<&str>,
+    from: Option<S::Resume>,
+) -> Result<(Vec<(PostBucket, Kind)>, Option<S::Resume>), StoreError> {
+    match swept {
+        Swept::Likes => {
+            let (buckets, next) = store.user_likes(user, up_to, from).await?;
+            Ok((
+                buckets.into_iter().map(|b| (b, Kind::like())).collect(),
+                next,
+            ))
+        }
+        Swept::Reactions => store.user_reactions(user, up_to, from).await,
+    }
+}
+
+/// Deletes every like and every other reaction of `user`, found through the by-user and
+/// by-reactor indexes. Returns how many it deleted (without `before`, how many the indexes
+/// showed: a stale entry's delete is a no-op). The indexes lag the table, so it sweeps until
+/// both stay empty.
 pub async fn erase_user<S: EraseStore>(
     store: &S,
     user: &UserId,
@@ -111,24 +174,30 @@ pub async fn erase_user<S: EraseStore>(
     let mut empty = 0;
     while empty < sweep.empty_sweeps {
         let mut found = 0;
-        let mut from = None;
-        loop {
-            let (buckets, next) = store.user_likes(user, sweep.before, from).await?;
-            found += buckets.len();
-            deleted += match sweep.before {
-                Some(t) => {
-                    delete_made_before(store, user, buckets, t, deleted, sweep.progress).await?
+        for swept in [Swept::Likes, Swept::Reactions] {
+            let mut from = None;
+            loop {
+                let (page, next) = page_of(store, swept, user, sweep.before, from).await?;
+                found += page.len();
+                deleted += match sweep.before {
+                    Some(t) => {
+                        delete_made_before(store, user, page, t, deleted, sweep.progress).await?
+                    }
+                    None => {
+                        let n = page.len();
+                        let (likes, others): (Vec<_>, Vec<_>) =
+                            page.into_iter().partition(|(_, k)| k.is_like());
+                        let buckets = likes.into_iter().map(|(b, _)| b).collect();
+                        store.delete_likes(user, buckets).await?;
+                        store.delete_reactions(user, others).await?;
+                        n
+                    }
+                };
+                (sweep.progress)(deleted);
+                match next {
+                    Some(n) => from = Some(n),
+                    None => break,
                 }
-                None => {
-                    let n = buckets.len();
-                    store.delete_likes(user, buckets).await?;
-                    n
-                }
-            };
-            (sweep.progress)(deleted);
-            match next {
-                Some(n) => from = Some(n),
-                None => break,
             }
         }
         empty = if found == 0 { empty + 1 } else { 0 };

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use likes_core::erase::{erase_user, EraseStore, Sweep};
 use likes_core::store::memory::MemoryLikes;
-use likes_core::{LikesStore, PostBucket, PostId, StoreError, UserId, WriteToken};
+use likes_core::{
+    Kind, LikesStore, PostBucket, PostId, ReactionsStore, StoreError, UserId, WriteToken,
+};
 use likes_harness::Tables;
 
 const BEFORE: &str = "2026-12-01T10:00:00.000Z";
@@ -56,6 +58,35 @@ impl<S: EraseStore> EraseStore for LaggingIndex<'_, S> {
         buckets: Vec<PostBucket>,
     ) -> Result<(), StoreError> {
         self.store.delete_likes(user, buckets).await
+    }
+
+    async fn user_reactions(
+        &self,
+        user: &UserId,
+        up_to: Option<&str>,
+        from: Option<Self::Resume>,
+    ) -> Result<(Vec<(PostBucket, Kind)>, Option<Self::Resume>), StoreError> {
+        self.store.user_reactions(user, up_to, from).await
+    }
+
+    async fn delete_reaction_made_by(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+        t: &str,
+    ) -> Result<bool, StoreError> {
+        self.store
+            .delete_reaction_made_by(bucket, user, kind, t)
+            .await
+    }
+
+    async fn delete_reactions(
+        &self,
+        user: &UserId,
+        found: Vec<(PostBucket, Kind)>,
+    ) -> Result<(), StoreError> {
+        self.store.delete_reactions(user, found).await
     }
 
     async fn bucket_page(&self, bucket: &PostBucket) -> Result<Vec<String>, StoreError> {
@@ -124,4 +155,68 @@ async fn an_erase_keeps_a_like_made_again_after_its_request_in_memory() {
         .map(|(p, u)| (p.to_string(), u.to_string()))
         .collect();
     assert_eq!(left, vec![(again.to_string(), user.to_string())]);
+}
+
+/// A person's erase takes their other reactions too (found through the by-reactor index), up
+/// to the request, and nobody else's.
+async fn an_erase_takes_reactions<S: ReactionsStore + EraseStore>(store: &S) {
+    let (user, before, again) = ids();
+    let other = UserId::new_random();
+    let love = Kind::parse("love").expect("kind");
+    let token = WriteToken::random();
+    for (post, who, at) in [
+        (&before, &user, BEFORE),
+        (&again, &user, AFTER),
+        (&before, &other, BEFORE),
+    ] {
+        assert!(store
+            .react(post, who, &love, at, &token)
+            .await
+            .expect("reacted"));
+    }
+    store
+        .like(&before, &user, BEFORE, &token)
+        .await
+        .expect("liked");
+    let sweep = Sweep {
+        progress: &|_| {},
+        empty_sweeps: 2,
+        pause: Duration::from_millis(50),
+        before: Some(REQUEST),
+    };
+    assert_eq!(erase_user(store, &user, &sweep).await.expect("erased"), 2);
+    assert!(store
+        .reactions_of(&before, &user)
+        .await
+        .expect("read")
+        .is_empty());
+    assert_eq!(
+        store.reactions_of(&again, &user).await.expect("read"),
+        [love.clone()]
+    );
+    assert_eq!(
+        store.reactions_of(&before, &other).await.expect("read"),
+        [love.clone()]
+    );
+    // Without a time bound (the admin tool's erase), everything goes.
+    let all = Sweep {
+        before: None,
+        ..sweep
+    };
+    erase_user(store, &user, &all).await.expect("erased");
+    assert!(store
+        .reactions_of(&again, &user)
+        .await
+        .expect("read")
+        .is_empty());
+}
+
+#[tokio::test]
+async fn an_erase_takes_reactions_on_dynamodb() {
+    an_erase_takes_reactions(&Tables::new().await.likes()).await;
+}
+
+#[tokio::test]
+async fn an_erase_takes_reactions_in_memory() {
+    an_erase_takes_reactions(&MemoryLikes::default()).await;
 }

@@ -5,12 +5,13 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, WriteRequest};
 use likes_core::erase::EraseStore;
-use likes_core::{PostBucket, StoreError, UserId};
+use likes_core::reaction::{sort_key, Held};
+use likes_core::{Kind, PostBucket, StoreError, UserId};
 
 use super::{attr_s, item_key, DynamoLikes};
 use crate::dynamo::calls;
 use crate::dynamo::classify::{build, classify, classify_read};
-use crate::dynamo::schema::likes::{BY_USER, LIKED_AT, PK, SK};
+use crate::dynamo::schema::likes::{BY_REACTOR, BY_USER, LIKED_AT, PK, REACTED_AT, REACTOR, SK};
 use crate::dynamo::{failed_condition, s};
 
 impl DynamoLikes {
@@ -99,6 +100,81 @@ impl EraseStore for DynamoLikes {
     ) -> Result<(), StoreError> {
         self.delete_keys(buckets.iter().map(|b| item_key(b, user.as_str())))
             .await
+    }
+
+    async fn user_reactions(
+        &self,
+        user: &UserId,
+        up_to: Option<&str>,
+        from: Option<Self::Resume>,
+    ) -> Result<(Vec<(PostBucket, Kind)>, Option<Self::Resume>), StoreError> {
+        let mut query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(BY_REACTOR)
+            .expression_attribute_names("#u", REACTOR)
+            .expression_attribute_values(":u", s(user.as_str()))
+            .set_exclusive_start_key(from);
+        query = match up_to {
+            Some(t) => query
+                .key_condition_expression("#u = :u AND #t <= :t")
+                .expression_attribute_names("#t", REACTED_AT)
+                .expression_attribute_values(":t", s(t)),
+            None => query.key_condition_expression("#u = :u"),
+        };
+        let out = query.send().await.map_err(classify_read)?;
+        let mut found = Vec::with_capacity(out.items().len());
+        for item in out.items() {
+            let (pb, sk) = (attr_s(item, PK)?, attr_s(item, SK)?);
+            let bucket = PostBucket::parse(&pb)
+                .map_err(|e| StoreError::Internal(format!("stored key {pb:?}: {e}")))?;
+            let kind = match Held::of(&sk) {
+                Held::Reaction(_, kind) => Kind::parse(kind)
+                    .map_err(|e| StoreError::Internal(format!("stored key {sk:?}: {e}")))?,
+                _ => return Err(StoreError::Internal(format!("{sk:?} is not a reaction"))),
+            };
+            found.push((bucket, kind));
+        }
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty());
+        Ok((found, next))
+    }
+
+    async fn delete_reaction_made_by(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+        t: &str,
+    ) -> Result<bool, StoreError> {
+        let res = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(item_key(bucket, sort_key(user, kind))))
+            .condition_expression("#t <= :t")
+            .expression_attribute_names("#t", REACTED_AT)
+            .expression_attribute_values(":t", s(t))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if failed_condition(&e) => Ok(false),
+            Err(e) => Err(classify(e)),
+        }
+    }
+
+    async fn delete_reactions(
+        &self,
+        user: &UserId,
+        found: Vec<(PostBucket, Kind)>,
+    ) -> Result<(), StoreError> {
+        self.delete_keys(
+            found
+                .iter()
+                .map(|(b, kind)| item_key(b, sort_key(user, kind))),
+        )
+        .await
     }
 
     async fn bucket_page(&self, bucket: &PostBucket) -> Result<Vec<String>, StoreError> {

@@ -193,6 +193,61 @@ impl EraseStore for MemoryLikes {
         Ok(())
     }
 
+    async fn user_reactions(
+        &self,
+        user: &UserId,
+        up_to: Option<&str>,
+        from: Option<Self::Resume>,
+    ) -> Result<(Vec<(PostBucket, Kind)>, Option<Self::Resume>), StoreError> {
+        let reactions = self.reactions.lock().map_err(|_| poisoned())?;
+        let mut mine: Vec<(String, PostBucket, Kind)> = reactions
+            .iter()
+            .filter(|((_, u, _), t)| u == user && up_to.is_none_or(|up| t.as_str() <= up))
+            .map(|((b, _, k), t)| (t.clone(), b.clone(), k.clone()))
+            .collect();
+        mine.sort_by(|a, b| b.cmp(a));
+        let page: Vec<_> = mine
+            .into_iter()
+            .filter(|(t, b, _)| from.as_ref().is_none_or(|f| (t, b) < (&f.0, &f.1)))
+            .take(PAGE + 1)
+            .collect();
+        let more = page.len() > PAGE;
+        let page: Vec<_> = page.into_iter().take(PAGE).collect();
+        let next = match (more, page.last()) {
+            (true, Some((t, b, _))) => Some((t.clone(), b.clone())),
+            _ => None,
+        };
+        Ok((page.into_iter().map(|(_, b, k)| (b, k)).collect(), next))
+    }
+
+    async fn delete_reaction_made_by(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+        t: &str,
+    ) -> Result<bool, StoreError> {
+        let mut reactions = self.reactions.lock().map_err(|_| poisoned())?;
+        let key = (bucket.clone(), user.clone(), kind.clone());
+        if reactions.get(&key).is_some_and(|at| at.as_str() <= t) {
+            reactions.remove(&key);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    async fn delete_reactions(
+        &self,
+        user: &UserId,
+        found: Vec<(PostBucket, Kind)>,
+    ) -> Result<(), StoreError> {
+        let mut reactions = self.reactions.lock().map_err(|_| poisoned())?;
+        for (b, k) in found {
+            reactions.remove(&(b, user.clone(), k));
+        }
+        Ok(())
+    }
+
     async fn bucket_page(&self, bucket: &PostBucket) -> Result<Vec<String>, StoreError> {
         let mut keys: Vec<String> = {
             let items = self.items.lock().map_err(|_| poisoned())?;
