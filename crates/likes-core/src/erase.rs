@@ -13,6 +13,10 @@ use crate::ids::{PostId, UserId};
 use crate::reaction::Kind;
 use crate::store::StoreError;
 
+/// A page of a user's reactions from the by-reactor index (bucket and kind of each), and
+/// where the next page starts.
+pub type Reactions<R> = (Vec<(PostBucket, Kind)>, Option<R>);
+
 /// What an erase needs of the Likes table.
 pub trait EraseStore: Send + Sync {
     /// Where a listing of a user's likes resumes.
@@ -52,7 +56,7 @@ pub trait EraseStore: Send + Sync {
         user: &UserId,
         up_to: Option<&str>,
         from: Option<Self::Resume>,
-    ) -> impl Future<Output = Result<(Vec<(PostBucket, Kind)>, Option<Self::Resume>), StoreError>> + Send;
+    ) -> impl Future<Output = Result<Reactions<Self::Resume>, StoreError>> + Send;
 
     /// Deletes the user's reaction of `kind` in the bucket if it was made at or before `t`.
     fn delete_reaction_made_by(
@@ -141,14 +145,13 @@ enum Swept {
 }
 
 /// One page of what `swept`'s index shows of the user: bucket and kind.
-#[allow(clippy::type_complexity)]
 async fn page_of<S: EraseStore>(
     store: &S,
     swept: Swept,
     user: &UserId,
     up_to: Option<&str>,
     from: Option<S::Resume>,
-) -> Result<(Vec<(PostBucket, Kind)>, Option<S::Resume>), StoreError> {
+) -> Result<Reactions<S::Resume>, StoreError> {
     match swept {
         Swept::Likes => {
             let (buckets, next) = store.user_likes(user, up_to, from).await?;
