@@ -1,17 +1,23 @@
 //! The aggregator's property: whatever Lambda does to the delivery — duplicates, checkpoint
-//! retries, bisects, failed writes, lost responses — each post's count ends equal to the likes
-//! that exist. Random cases and their check, shared by the in-memory run (many cases, no
-//! emulator) and the emulator run (fewer: ~150 writes/s).
+//! retries, bisects, failed writes, lost responses — each post's count of each kind ends equal
+//! to the reactions of that kind that exist (the like is one kind). Random cases and their
+//! check, shared by the in-memory run (many cases, no emulator) and the emulator run (fewer:
+//! ~150 writes/s).
 
 use count_aggregator::Aggregator;
 use likes_core::{CountsLedger, CountsRead, PostId, UserId};
 use proptest::prelude::*;
 
-use crate::stream::{history_to_records, simulate, Delivery, FaultyCounts, SeqSpace};
+use likes_core::reaction::LIKE;
+
+use crate::stream::{kinds_history_to_records, simulate, Delivery, FaultyCounts, SeqSpace, KINDS};
 
 #[derive(Debug, Clone)]
 pub struct Case {
     pub ops: Vec<(usize, usize, bool)>,
+    /// Each op's kind, an index into `stream::KINDS` (0, the like, where missing): records
+    /// of several kinds share a bucket, its mark and its one update.
+    pub kinds: Vec<usize>,
     pub seq_space: SeqSpace,
     pub batch_size: usize,
     pub deliveries: Vec<Delivery>,
@@ -45,10 +51,12 @@ pub fn case(max_ops: usize) -> impl Strategy<Value = Case> {
         1usize..16,
         prop::collection::vec(delivery(), 0..12),
         prop_oneof![Just(1usize), Just(4usize)],
+        prop::collection::vec(prop_oneof![2 => Just(0usize), 1 => 1usize..3], 0..max_ops),
     )
         .prop_map(
-            |(ops, seq_space, batch_size, deliveries, concurrency)| Case {
+            |(ops, seq_space, batch_size, deliveries, concurrency, kinds)| Case {
                 ops,
+                kinds,
                 seq_space,
                 batch_size,
                 deliveries,
@@ -63,19 +71,27 @@ pub async fn run_case<C: CountsLedger + CountsRead>(
 ) -> Result<(), TestCaseError> {
     let users: Vec<UserId> = (0..USERS).map(|_| UserId::new_random()).collect();
     let posts: Vec<PostId> = (0..POSTS).map(|_| PostId::new_random()).collect();
-    let (records, expected) = history_to_records(&case.ops, &users, &posts, case.seq_space);
+    let (records, expected) =
+        kinds_history_to_records(&case.ops, &case.kinds, &users, &posts, case.seq_space);
     let agg = Aggregator::with_concurrency(FaultyCounts::new(store), case.concurrency);
     let outcome = simulate(&agg, &records, case.batch_size, &case.deliveries).await;
     prop_assert_eq!(outcome.anomalies, 0);
     for post in &posts {
+        let like = (post.clone(), LIKE.to_owned());
         let got = agg.store().post_count(post).await.expect("count");
         prop_assert_eq!(
             got,
-            expected[post],
+            expected[&like],
             "post {} after {} invocations",
             post,
             outcome.invocations
         );
+        let by_kind = agg.store().kind_counts(post).await.expect("counts");
+        for kind in KINDS {
+            let want = expected[&(post.clone(), kind.to_owned())];
+            let got = by_kind.get(kind).copied().unwrap_or(0);
+            prop_assert_eq!(got, want, "post {} kind {}", post, kind);
+        }
     }
     Ok(())
 }

@@ -21,6 +21,8 @@ pub struct Rec {
     pub seq: String,
     /// A control item's record instead of a like's: its bucket and sort key (a recount fence).
     pub control: Option<(u8, String)>,
+    /// A reaction's kind, for a reaction other than the like (sort key `{user}#{kind}`).
+    pub kind: Option<String>,
 }
 
 impl Rec {
@@ -31,7 +33,21 @@ impl Rec {
             user: user.clone(),
             seq: seq.into(),
             control: None,
+            kind: None,
         }
+    }
+
+    /// A record of a reaction of `kind` (the like's own record for `like`).
+    pub fn reaction(
+        insert: bool,
+        post: &PostId,
+        user: &UserId,
+        kind: &str,
+        seq: impl Into<String>,
+    ) -> Self {
+        let mut r = Self::new(insert, post, user, seq);
+        r.kind = (kind != likes_core::reaction::LIKE).then(|| kind.to_owned());
+        r
     }
 
     /// The INSERT of a recount fence `~fence#<job>#<phase>` in bucket `bucket` of `post`.
@@ -61,11 +77,12 @@ impl Rec {
 /// The record as Lambda delivers it from a DynamoDB stream.
 pub fn record_json(r: &Rec) -> serde_json::Value {
     let name = if r.insert { "INSERT" } else { "REMOVE" };
-    let sort_key = r
-        .control
-        .as_ref()
-        .map_or(r.user.as_str(), |(_, sk)| sk.as_str());
-    StreamRecord::likes(name, &r.row().to_string(), sort_key, &r.seq).to_json()
+    let sort_key = match (&r.control, &r.kind) {
+        (Some((_, sk)), _) => sk.clone(),
+        (None, Some(kind)) => format!("{}#{kind}", r.user),
+        (None, None) => r.user.to_string(),
+    };
+    StreamRecord::likes(name, &r.row().to_string(), &sort_key, &r.seq).to_json()
 }
 
 /// A batch's JSON text, as Lambda sends it (checked to parse as `aws_lambda_events`' type).
@@ -228,25 +245,53 @@ pub fn history_to_records(
     posts: &[PostId],
     space: SeqSpace,
 ) -> (Vec<Rec>, HashMap<PostId, i64>) {
+    let (records, expected) = kinds_history_to_records(ops, &[], users, posts, space);
+    let likes = expected
+        .into_iter()
+        .filter(|((_, kind), _)| kind == likes_core::reaction::LIKE)
+        .map(|((post, _), n)| (post, n))
+        .collect();
+    (records, likes)
+}
+
+/// The kinds a kinds history draws from: `kinds[i]` indexes it (the like when missing).
+pub const KINDS: [&str; 3] = ["like", "love", "+1"];
+
+/// As [`history_to_records`], with the kind of each op (`kinds[i]`, an index into [`KINDS`]):
+/// the final count per (post, kind), every kind of every post present.
+pub fn kinds_history_to_records(
+    ops: &[(usize, usize, bool)],
+    kinds: &[usize],
+    users: &[UserId],
+    posts: &[PostId],
+    space: SeqSpace,
+) -> (Vec<Rec>, HashMap<(PostId, String), i64>) {
     let seq_base = space.start;
-    let mut liked: HashSet<(usize, usize)> = HashSet::new();
+    let mut held: HashSet<(usize, usize, usize)> = HashSet::new();
     let mut records = Vec::new();
     let mut seq = seq_base;
-    for &(u, p, like) in ops {
+    for (i, &(u, p, like)) in ops.iter().enumerate() {
+        let k = kinds.get(i).copied().unwrap_or(0) % KINDS.len();
         let changed = if like {
-            liked.insert((u, p))
+            held.insert((u, p, k))
         } else {
-            liked.remove(&(u, p))
+            held.remove(&(u, p, k))
         };
         if changed {
-            records.push(Rec::new(like, &posts[p], &users[u], space.spell(seq)));
+            let seq_no = space.spell(seq);
+            records.push(Rec::reaction(like, &posts[p], &users[u], KINDS[k], seq_no));
             // Real sequence numbers grow with gaps; so do these.
             seq += 1 + (seq % 7);
         }
     }
-    let mut expected: HashMap<PostId, i64> = posts.iter().map(|p| (p.clone(), 0)).collect();
-    for (_, p) in liked {
-        *expected.entry(posts[p].clone()).or_default() += 1;
+    let mut expected: HashMap<(PostId, String), i64> = posts
+        .iter()
+        .flat_map(|p| KINDS.iter().map(move |k| ((p.clone(), (*k).to_owned()), 0)))
+        .collect();
+    for (_, p, k) in held {
+        *expected
+            .entry((posts[p].clone(), KINDS[k].to_owned()))
+            .or_default() += 1;
     }
     (records, expected)
 }
