@@ -190,14 +190,10 @@ async fn an_erase_takes_reactions<S: ReactionsStore + EraseStore>(store: &S) {
         .await
         .expect("read")
         .is_empty());
-    assert_eq!(
-        store.reactions_of(&again, &user).await.expect("read"),
-        [love.clone()]
-    );
-    assert_eq!(
-        store.reactions_of(&before, &other).await.expect("read"),
-        [love.clone()]
-    );
+    let kept = store.reactions_of(&again, &user).await.expect("read");
+    assert_eq!(kept, std::slice::from_ref(&love), "made after the request");
+    let others = store.reactions_of(&before, &other).await.expect("read");
+    assert_eq!(others, std::slice::from_ref(&love), "somebody else's");
     // Without a time bound (the admin tool's erase), everything goes.
     let all = Sweep {
         before: None,
