@@ -71,6 +71,12 @@ fn post_id(segment: &str) -> Result<PostId, ApiError> {
     Ok(PostId::parse(&decoded)?)
 }
 
+/// A kind in a path segment, percent-decoded exactly once (a `+` may come as `%2B`); the
+/// handler checks it against the deployment's kinds.
+fn kind(segment: &str) -> String {
+    percent_decode_str(segment).decode_utf8_lossy().into_owned()
+}
+
 const POST_LIKE_ALLOW: &str = "GET, PUT, DELETE";
 const GET_ONLY: &str = "GET";
 const MY_LIKES_ALLOW: &str = "GET, DELETE";
@@ -149,11 +155,11 @@ pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
                     ))
                 }
             };
-            Ok(make(post_id(id)?, kind.to_owned()))
+            Ok(make(post_id(id)?, self::kind(kind)))
         }
         Shape::PostReactions(id) => get_only(method, || Ok(Route::Reactions(post_id(id)?))),
         Shape::PostReactors(id, kind) => get_only(method, || {
-            Ok(Route::Reactors(post_id(id)?, kind.to_owned()))
+            Ok(Route::Reactors(post_id(id)?, self::kind(kind)))
         }),
     }
 }
@@ -231,6 +237,11 @@ mod tests {
         assert_eq!(
             route(&Method::OPTIONS, &path),
             Ok(Route::Options("PUT, DELETE"))
+        );
+        let plus_one = route(&Method::PUT, &format!("/posts/{P}/reactions/%2B1"));
+        assert_eq!(
+            plus_one,
+            Ok(Route::React(PostId::parse(P).unwrap(), "+1".to_owned()))
         );
         let err = route(&Method::PUT, &format!("/posts/{P}/reactions")).unwrap_err();
         assert_eq!((err.status, err.allow), (405, Some("GET")));

@@ -36,6 +36,16 @@ pub struct Op {
     pub answer: Answer,
 }
 
+/// What an API answer says of a write's effect; any other answer breaks the guarantee.
+pub fn answer_of(status: u16, body: &serde_json::Value) -> Answer {
+    match (status, body["error"]["code"].as_str()) {
+        (200, _) => Answer::Changed(body["changed"] == true),
+        (503, Some("outcome_unknown")) => Answer::Unknown,
+        (503, Some("unavailable")) => Answer::NoEffect,
+        _ => panic!("an answer the guarantee does not allow: {status} {body}"),
+    }
+}
+
 /// The register after `op` takes effect on `liked`, if its answer allows that.
 fn step(op: &Op, liked: bool) -> Vec<bool> {
     let target = op.kind == Kind::Like;

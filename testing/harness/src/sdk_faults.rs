@@ -172,3 +172,19 @@ impl Intercept for Faults {
         Ok(())
     }
 }
+
+/// Writes fail at random: 10 % throttled, 10 % answer lost after the write, 3 % a bare 500.
+pub fn random_faults(seed: u64) -> Faults {
+    let rng = Mutex::new(likes_sim::rng::SplitMix(seed));
+    Faults::new(Box::new(move |op, _| {
+        if !matches!(op, "PutItem" | "DeleteItem" | "TransactWriteItems") {
+            return None;
+        }
+        match rng.lock().ok()?.below(100) {
+            0..=9 => Some(Fault::Throttle),
+            10..=19 => Some(Fault::LoseAnswer),
+            20..=22 => Some(Fault::BareServerError),
+            _ => None,
+        }
+    }))
+}

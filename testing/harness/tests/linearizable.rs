@@ -8,12 +8,12 @@
 //! `LIKES_LINEAR_SEED` replays a run; `LIKES_LINEAR_REQUESTS` sizes it (default 1,080).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use likes_core::{PostId, UserId};
-use likes_harness::linear::{linearizable, Answer, Kind, Op};
-use likes_harness::sdk_faults::{Fault, Faults};
+use likes_harness::linear::{answer_of, linearizable, Answer, Kind, Op};
+use likes_harness::sdk_faults::random_faults;
 use likes_harness::{call, call_as, like_path, ApiEvent, Tables};
 
 const USERS: usize = 3;
@@ -24,31 +24,6 @@ use likes_sim::rng::SplitMix as Rng;
 
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
-}
-
-/// Writes fail at random: 10 % throttled, 10 % answer lost after the write, 3 % a bare 500.
-fn random_faults(seed: u64) -> Faults {
-    let rng = Mutex::new(Rng(seed));
-    Faults::new(Box::new(move |op, _| {
-        if !matches!(op, "PutItem" | "DeleteItem" | "TransactWriteItems") {
-            return None;
-        }
-        match rng.lock().ok()?.below(100) {
-            0..=9 => Some(Fault::Throttle),
-            10..=19 => Some(Fault::LoseAnswer),
-            20..=22 => Some(Fault::BareServerError),
-            _ => None,
-        }
-    }))
-}
-
-fn answer_of(status: u16, body: &serde_json::Value) -> Answer {
-    match (status, body["error"]["code"].as_str()) {
-        (200, _) => Answer::Changed(body["changed"] == true),
-        (503, Some("outcome_unknown")) => Answer::Unknown,
-        (503, Some("unavailable")) => Answer::NoEffect,
-        _ => panic!("an answer the guarantee does not allow: {status} {body}"),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1,0 +1,239 @@
+//! Reactions under concurrency and injected faults, checked by histories (as
+//! `linearizable.rs` does for the like): a few users, each on three devices, add and remove
+//! reactions of three kinds on a few posts through the handler, while the client throttles,
+//! loses answers and returns bare 5xx at random. Each request's interval and answer is
+//! recorded and the histories checked against the final table:
+//! - `multi` mode: per (user, post, kind), a register (`likes_harness::linear`);
+//! - `single` mode: per (user, post), one register holding a kind or nothing, replacements
+//!   and what each said it replaced included (`likes_harness::linear_single`).
+//!
+//! `LIKES_LINEAR_SEED` replays a run; `LIKES_LINEAR_REQUESTS` sizes each mode (default 540).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use likes_core::{Kinds, Mode, PostId, Reactions, UserId};
+use likes_harness::linear::{self, answer_of, Answer};
+use likes_harness::linear_single;
+use likes_harness::sdk_faults::random_faults;
+use likes_harness::{call, call_as, like_path, ApiEvent, Tables};
+use likes_sim::rng::SplitMix as Rng;
+
+const USERS: usize = 3;
+const DEVICES: usize = 3;
+const POSTS: usize = 2;
+const KINDS: [&str; 3] = ["like", "love", "+1"];
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+fn seed() -> u64 {
+    env_u64("LIKES_LINEAR_SEED").unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    })
+}
+
+fn reaction_path(post: &PostId, kind: &str) -> String {
+    // `+` is a kind byte; in a path it is sent percent-encoded, as a client's URL encoder does.
+    format!("/posts/{post}/reactions/{}", kind.replace('+', "%2B"))
+}
+
+/// One request as a history records it: which (user, post), which kind, add or remove, its
+/// interval, its answer, and (single mode) what it said it replaced.
+#[derive(Debug, Clone)]
+struct Done {
+    user: usize,
+    post: usize,
+    kind: usize,
+    put: bool,
+    start: u64,
+    end: u64,
+    answer: Answer,
+    replaced: Option<usize>,
+}
+
+/// Runs the devices against a fresh app in `mode`; every request recorded.
+async fn run(mode: Mode, seed: u64, total: usize) -> (Tables, Vec<UserId>, Vec<PostId>, Vec<Done>) {
+    let t = Tables::new().await;
+    let faults = random_faults(seed);
+    let reactions = Reactions {
+        kinds: Kinds::parse(&KINDS.join(",")).expect("kinds"),
+        mode,
+    };
+    let app = Arc::new(t.app_with(faults.clone()).with_reactions(reactions));
+    let users: Vec<UserId> = (0..USERS).map(|_| UserId::new_random()).collect();
+    let posts: Vec<PostId> = (0..POSTS).map(|_| PostId::new_random()).collect();
+    let clock = Arc::new(AtomicU64::new(0));
+    let per_device = total.div_ceil(USERS * DEVICES);
+    let mut tasks = Vec::new();
+    for device in 0..USERS * DEVICES {
+        let (app, users, posts) = (app.clone(), users.clone(), posts.clone());
+        let clock = Arc::clone(&clock);
+        let mut rng = Rng(seed ^ (device as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d));
+        tasks.push(tokio::spawn(async move {
+            let u = device % USERS;
+            let mut history = Vec::new();
+            for _ in 0..per_device {
+                let p = rng.below(POSTS as u64) as usize;
+                let k = rng.below(KINDS.len() as u64) as usize;
+                let put = rng.below(3) != 0;
+                let method = if put { "PUT" } else { "DELETE" };
+                // In multi mode the like goes through its own route half the time.
+                let path = if k == 0 && mode == Mode::Multi && rng.below(2) == 0 {
+                    like_path(&posts[p])
+                } else {
+                    reaction_path(&posts[p], KINDS[k])
+                };
+                let key = (rng.below(4) == 0).then(|| uuid::Uuid::new_v4().simple().to_string());
+                let start = clock.fetch_add(1, Ordering::SeqCst);
+                let mut tries = 0;
+                let (answer, body) = loop {
+                    let mut event = ApiEvent::new(method, &path).caller(users[u].as_str());
+                    if let Some(key) = &key {
+                        event = event.header("Idempotency-Key", key);
+                    }
+                    let (status, body, _) = call(&app, event).await;
+                    let answer = answer_of(status, &body);
+                    tries += 1;
+                    if key.is_none() || answer != Answer::Unknown || tries == 3 {
+                        break (answer, body);
+                    }
+                };
+                let end = clock.fetch_add(1, Ordering::SeqCst);
+                let replaced = body["replaced"]
+                    .as_str()
+                    .and_then(|r| KINDS.iter().position(|k| *k == r));
+                history.push(Done {
+                    user: u,
+                    post: p,
+                    kind: k,
+                    put,
+                    start,
+                    end,
+                    answer,
+                    replaced,
+                });
+            }
+            history
+        }));
+    }
+    let mut done = Vec::new();
+    for task in tasks {
+        done.extend(task.await.expect("a device"));
+    }
+    let injected = faults.injected();
+    println!("{mode:?}: {} requests; faults {injected:?}", done.len());
+    for fault in ["Throttle", "LoseAnswer", "BareServerError"] {
+        assert!(
+            injected.keys().any(|k| k.ends_with(fault)),
+            "no {fault} injected: {injected:?}"
+        );
+    }
+    (t, users, posts, done)
+}
+
+/// The kinds the table holds for (user, post), by index into `KINDS`.
+async fn held(t: &Tables, user: &UserId, post: &PostId) -> Vec<usize> {
+    let path = format!("/posts/{post}/reactions");
+    let reactions = Reactions {
+        kinds: Kinds::parse(&KINDS.join(",")).expect("kinds"),
+        mode: Mode::Multi,
+    };
+    let (status, body, _) = call_as(
+        &t.app().with_reactions(reactions),
+        "GET",
+        &path,
+        user.as_str(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    body["mine"]
+        .as_array()
+        .expect("mine")
+        .iter()
+        .filter_map(|k| KINDS.iter().position(|x| Some(*x) == k.as_str()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn multi_mode_reactions_are_linearizable_per_kind() {
+    let seed = seed();
+    println!("seed {seed} (LIKES_LINEAR_SEED={seed} replays it)");
+    let total = env_u64("LIKES_LINEAR_REQUESTS").unwrap_or(540) as usize;
+    let (t, users, posts, done) = run(Mode::Multi, seed, total).await;
+    let mut by_key: HashMap<(usize, usize, usize), Vec<linear::Op>> = HashMap::new();
+    for d in &done {
+        let kind = if d.put {
+            linear::Kind::Like
+        } else {
+            linear::Kind::Unlike
+        };
+        let op = linear::Op {
+            kind,
+            start: d.start,
+            end: d.end,
+            answer: d.answer,
+        };
+        by_key.entry((d.user, d.post, d.kind)).or_default().push(op);
+    }
+    let mut violations = 0;
+    for ((u, p, k), ops) in &by_key {
+        let last = held(&t, &users[*u], &posts[*p]).await.contains(k);
+        if !linear::linearizable(ops, last) {
+            violations += 1;
+            eprintln!("not linearizable ({} held: {last}): {ops:#?}", KINDS[*k]);
+        }
+    }
+    println!(
+        "(user, post, kind) histories {}, violations {violations}",
+        by_key.len()
+    );
+    assert_eq!(violations, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn single_mode_replacements_are_linearizable() {
+    let seed = seed();
+    println!("seed {seed} (LIKES_LINEAR_SEED={seed} replays it)");
+    let total = env_u64("LIKES_LINEAR_REQUESTS").unwrap_or(540) as usize;
+    let (t, users, posts, done) = run(Mode::Single, seed, total).await;
+    let mut by_key: HashMap<(usize, usize), Vec<linear_single::Op>> = HashMap::new();
+    let mut answers: BTreeMap<String, usize> = BTreeMap::new();
+    for d in &done {
+        *answers.entry(format!("{:?}", d.answer)).or_default() += 1;
+        let op = linear_single::Op {
+            put: d.put,
+            kind: d.kind as u8,
+            start: d.start,
+            end: d.end,
+            answer: d.answer,
+            replaced: d.replaced.map(|r| r as u8),
+        };
+        by_key.entry((d.user, d.post)).or_default().push(op);
+    }
+    let mut violations = 0;
+    for ((u, p), ops) in &by_key {
+        let held = held(&t, &users[*u], &posts[*p]).await;
+        assert!(held.len() <= 1, "two reactions in single mode: {held:?}");
+        let last = held.first().map(|k| *k as u8);
+        if !linear_single::linearizable(ops, last) {
+            violations += 1;
+            eprintln!("not linearizable (held {last:?}): {ops:#?}");
+        }
+    }
+    let replacements = done.iter().filter(|d| d.replaced.is_some()).count();
+    println!(
+        "answers {answers:?}; replacements {replacements}; (user, post) histories {}, violations {violations}",
+        by_key.len()
+    );
+    assert!(
+        replacements > 0,
+        "no replacement happened: the run proved nothing about them"
+    );
+    assert_eq!(violations, 0);
+}
