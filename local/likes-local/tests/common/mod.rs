@@ -136,6 +136,8 @@ pub struct Options {
     /// `LIKES_LIMIT_*` settings; unset: `LIKES_CALLER_LIMITS=off`, for tests that make many
     /// requests as one user.
     pub limits: Vec<(&'static str, String)>,
+    /// Other settings, as `make dev` reads them (`LIKES_REACTION_KINDS`, …).
+    pub env: Vec<(&'static str, String)>,
 }
 
 pub struct Stack {
@@ -186,7 +188,7 @@ impl Stack {
         if opts.limits.is_empty() {
             cmd.env("LIKES_CALLER_LIMITS", "off");
         }
-        for (name, value) in &opts.limits {
+        for (name, value) in opts.limits.iter().chain(&opts.env) {
             cmd.env(name, value);
         }
         let state = opts.state_dir.clone().unwrap_or_else(|| {
