@@ -1,5 +1,6 @@
-//! One batch, start to end: read the pairs' states, decide (invariants 4–6), publish (8), find
-//! the checkpoint and write what the accepted events decided (2, 4, 6).
+//! One batch, start to end: read the pairs' states (a pair is a (user, post, kind)), decide
+//! (invariants 4–6), publish (8), find the checkpoint and write what the accepted events
+//! decided (2, 4, 6).
 
 use std::collections::HashMap;
 
@@ -151,11 +152,11 @@ where
             match f.suppression.write_pair(pair, seen, state, expires).await {
                 Ok(true) => None,
                 Ok(false) => {
-                    tracing::error!(post_id = %pair.0, user_id = %pair.1, "a pair's state changed under the batch; its records are redelivered");
+                    tracing::error!(post_id = %pair.post, user_id = %pair.user, kind = %pair.kind, "a pair's state changed under the batch; its records are redelivered");
                     Some(first)
                 }
                 Err(e) => {
-                    tracing::warn!(post_id = %pair.0, error = %e, "a pair's state was not written; its records are redelivered");
+                    tracing::warn!(post_id = %pair.post, kind = %pair.kind, error = %e, "a pair's state was not written; its records are redelivered");
                     Some(first)
                 }
             }
@@ -202,7 +203,8 @@ where
     C: CountsProgress,
 {
     // Per post: the batch's last like (the announcement is made for it) and each bucket's last
-    // record (what the count must cover).
+    // like record (what the count must cover). Milestones are the like count's: reactions are
+    // not in `posts`, and their records need not be counted first (they move no like count).
     let liked: Vec<(usize, Vec<(u8, Seq<'_>)>)> = parsed
         .posts
         .iter()
@@ -280,6 +282,7 @@ fn plan(
     }
     let mut out = Vec::new();
     for (i, (rec, step)) in parsed.records.iter().zip(decisions).enumerate() {
+        // One lane per (user, post): its kinds share it, so each kind's events keep their order.
         let lane = lane(rec.post_bucket, rec.user.as_str());
         let mut put = |entry| {
             out.push(Planned {
@@ -305,7 +308,7 @@ fn plan(
             Decision::Suppressed => report.suppressed += 1,
             Decision::Unknown => {
                 report.unknown += 1;
-                tracing::error!(post_id = %rec.post, user_id = %rec.user, sequence_number = rec.seq.raw(), "a redelivered record's notification decision cannot be known again; none published");
+                tracing::error!(post_id = %rec.post, user_id = %rec.user, kind = %rec.kind, sequence_number = rec.seq.raw(), "a redelivered record's notification decision cannot be known again; none published");
             }
             Decision::Nothing => {}
         }

@@ -4,16 +4,19 @@
 //!
 //! Published, as the deployment chooses (`LIKES_PUBLISHED_EVENTS`): `LikeAdded` and
 //! `LikeRemoved` for every change (`all` only); `LikeNotification` for the first like of a
-//! (user, post) within the suppression window; `LikeRetraction` when that like is removed
-//! inside the window; `LikeMilestone` when a post's count first reaches 1, 10, 100, ….
+//! (user, post, kind) within the suppression window; `LikeRetraction` when that like is removed
+//! inside the window; `LikeMilestone` when a post's like count first reaches 1, 10, 100, ….
+//! A reaction (a kind other than the like, `likes_core::reaction`) is announced as a like is,
+//! under the same detail-types; every event's `kind` says which (`like` for a like).
 //!
 //! # Invariants
 //!
 //! Numbered once, here; code, tests and `docs/events.md` cite them by number.
 //!
-//! 1. **Likes only, in stream order**: INSERT is a like, REMOVE an unlike; control items and
-//!    other records are not likes. A batch is one shard's, in order; a (user, post)'s records
-//!    are one key's, so in one shard, in commit order.
+//! 1. **Likes and reactions, in stream order**: INSERT is a like (a reaction), REMOVE an unlike
+//!    (its removal); the sort key's `#<kind>` suffix names a reaction's kind. Control items and
+//!    other records are neither. A batch is one shard's, in order; a (user, post, kind)'s
+//!    records are one key's, so in one shard, in commit order.
 //! 2. **Partial batch responses**: the lowest record not done — one of its events not
 //!    accepted by the bus, or its pair's state not written — is reported, spelled as received,
 //!    as the only `batchItemFailures` entry; Lambda redelivers from it. A function error
@@ -24,10 +27,11 @@
 //!    and a consumer deduplicates on `event_id` (EventBridge's own envelope `id` differs on
 //!    every put).
 //! 4. **Notifications are decided by the stream's clock, and decided again identically**: a
-//!    like notifies unless its pair notified less than the window before it (records'
-//!    creation times). The state kept per pair is its current window (the notifying like, its
-//!    time, the retracting unlike) and the one before; it is written only after the records'
-//!    events were accepted, only for records below the batch's checkpoint, and only over the
+//!    like notifies unless its pair — (user, post, kind): a like and a love of one user on one
+//!    post each notify — notified less than the window before it (records' creation times).
+//!    The state kept per pair is its current window (the notifying like, its time, the
+//!    retracting unlike) and the one before; it is written only after the records' events were
+//!    accepted, only for records below the batch's checkpoint, and only over the
 //!    state the decisions were made from (a conditional write). A redelivered record decides
 //!    from that state as it first did: the record that notified notifies again, the one that
 //!    retracted retracts again — suppression never swallows the event of the record being
@@ -36,14 +40,16 @@
 //!    A decision that could not be known again is counted (`UnknownDecisions`), never guessed.
 //! 5. **One retraction per notification**: the first unlike inside the window retracts it,
 //!    naming the notification's `event_id`; a like again inside the window stays silent.
-//! 6. **Each milestone once**: a post's count is read from the aggregator's Counts item once
-//!    the aggregator has counted the batch's records (`counts`), milestones above the highest
-//!    announced are published, and only then is the new highest recorded, conditionally and
-//!    monotonic. A count moving back and forth never announces one twice; the record a
-//!    milestone was announced for announces it again when redelivered; a racing announcement
-//!    from another shard's batch carries the same id.
-//! 7. **A record that can never be read** (no sequence number, a key that is not a like's) is
-//!    logged and skipped, so that it cannot block the shard.
+//! 6. **Each milestone once**: milestones are the like count's alone (reactions neither
+//!    announce one nor are counted in it). A post's count is read from the aggregator's
+//!    Counts item once the aggregator has counted the batch's records (`counts`), milestones
+//!    above the highest announced are published, and only then is the new highest recorded,
+//!    conditionally and monotonic. A count moving back and forth never announces one twice;
+//!    the record a milestone was announced for announces it again when redelivered; a racing
+//!    announcement from another shard's batch carries the same id.
+//! 7. **A record that can never be read** (no sequence number, a key that is not a like's or a
+//!    reaction's, a kind outside the grammar) is logged and skipped, so that it cannot block the
+//!    shard.
 //! 8. **Only refused entries are sent again**, a few times within the invocation; entries of
 //!    records after the lowest failed one are not sent (they are redelivered), and no call is
 //!    started too close to the invocation's deadline: the handler answers before it.

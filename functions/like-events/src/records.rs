@@ -1,29 +1,31 @@
 //! The batch's records as the events function acts on them. Pure: no I/O.
 //!
-//! Likes' INSERT and REMOVE records are kept in batch order (one shard's, so stream order),
-//! and indexed by (user, post) and by post. Control items (`~…`) are not likes; records that
-//! can never be read (no sequence number, a malformed key) are logged and skipped
-//! (invariant 7).
+//! The INSERT and REMOVE records of likes and reactions are kept in batch order (one shard's,
+//! so stream order), and indexed by (user, post, kind) and, likes only, by post. A reaction's
+//! record is a like's but for its sort key, `{user}#{kind}` (`likes_core::reaction`). Control
+//! items (`~…`) are neither; records that can never be read (no sequence number, a malformed
+//! key, a kind outside the grammar) are logged and skipped (invariant 7).
 
 use std::collections::HashMap;
 
 use likes_core::bucket::split_key;
-use likes_core::control::is_control;
-use likes_core::reaction::is_reaction_key;
+use likes_core::reaction::{Held, LIKE};
 use likes_core::store::events::Pair;
 use likes_core::stream_event::{StreamEvent, StreamRecord, StringAttr};
-use likes_core::{PostId, Seq, UserId};
+use likes_core::{Kind, PostId, Seq, UserId};
 
-/// One like's or unlike's record.
+/// One like's or unlike's record, or a reaction's or its removal's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rec<'a> {
     pub seq: Seq<'a>,
-    /// INSERT (a like) or REMOVE (an unlike).
+    /// INSERT (a like, a reaction) or REMOVE (an unlike, a reaction's removal).
     pub insert: bool,
     /// When the record was created (stream time), epoch milliseconds (0 if it did not say).
     pub created_ms: i64,
     pub post: PostId,
     pub user: UserId,
+    /// `like` for a like.
+    pub kind: Kind,
     pub bucket: u8,
     /// The Likes partition key as received (`<post>#<bucket>`).
     pub post_bucket: &'a str,
@@ -37,7 +39,7 @@ impl Rec<'_> {
     }
 
     pub fn pair(&self) -> Pair {
-        (self.post.clone(), self.user.clone())
+        Pair::new(self.post.clone(), self.user.clone(), self.kind.clone())
     }
 }
 
@@ -45,11 +47,13 @@ impl Rec<'_> {
 pub struct Parsed<'a> {
     /// In batch order.
     pub records: Vec<Rec<'a>>,
-    /// Each pair's records (indexes into `records`), in order, pairs in order of appearance.
+    /// Each (user, post, kind)'s records (indexes into `records`), in order, in order of
+    /// appearance.
     pub pairs: Vec<(Pair, Vec<usize>)>,
-    /// Each post in the batch, and its records' indexes, in order.
+    /// Each post with likes in the batch, and its likes' records' indexes, in order: milestones
+    /// are the like count's (reactions neither announce one nor wait for the count).
     pub posts: Vec<(PostId, Vec<usize>)>,
-    /// MODIFY records and control items' records: not likes.
+    /// MODIFY records and control items' records: neither likes nor reactions.
     pub ignored: usize,
     /// Records that can never be read (invariant 7).
     pub skipped: usize,
@@ -75,7 +79,23 @@ fn key<'a>(attr: Option<&'a StringAttr<'a>>) -> Option<&'a str> {
     attr.and_then(|a| a.s.as_deref())
 }
 
-/// Reads the batch's like and unlike records.
+/// The kind a Likes sort key names, and its user part; `Err` says why it names none that can
+/// be read (`Ok(None)`: a control item).
+fn held(sort_key: &str) -> Result<Option<(&str, Kind)>, &'static str> {
+    match Held::of(sort_key) {
+        Held::Control => Ok(None),
+        Held::Like(user) => Ok(Some((user, Kind::like()))),
+        // The like is never written as a reaction (`reaction::sort_key`): such a key would
+        // share the like's suppression state under another record's sequence numbers.
+        Held::Reaction(_, LIKE) => Err("a reaction key naming the like"),
+        Held::Reaction(user, kind) => match Kind::parse(kind) {
+            Ok(kind) => Ok(Some((user, kind))),
+            Err(_) => Err("a reaction's kind is outside the grammar"),
+        },
+    }
+}
+
+/// Reads the batch's records of likes and reactions, added and removed.
 pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
     let mut out = Parsed::default();
     let mut pairs: HashMap<Pair, usize> = HashMap::new();
@@ -93,12 +113,18 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
             skip(&mut out, record, "no dynamodb field");
             continue;
         };
-        let user_raw = key(change.keys.user_id.as_ref()).unwrap_or("");
-        // Reactions other than the like announce nothing yet (docs/reactions.md).
-        if is_control(user_raw) || is_reaction_key(user_raw) {
-            out.ignored += 1;
-            continue;
-        }
+        let sort_key = key(change.keys.user_id.as_ref()).unwrap_or("");
+        let (user_raw, kind) = match held(sort_key) {
+            Ok(Some(held)) => held,
+            Ok(None) => {
+                out.ignored += 1;
+                continue;
+            }
+            Err(why) => {
+                skip(&mut out, record, why);
+                continue;
+            }
+        };
         let Some(seq) = change
             .sequence_number
             .as_deref()
@@ -122,7 +148,8 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
             skip(&mut out, record, "a key is not a like's");
             continue;
         };
-        let pair = (post.clone(), user.clone());
+        let is_like = kind.is_like();
+        let pair = Pair::new(post.clone(), user.clone(), kind.clone());
         let slot = *pairs.entry(pair.clone()).or_insert_with(|| {
             out.pairs.push((pair, Vec::new()));
             out.pairs.len() - 1
@@ -134,21 +161,97 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
         }
         let index = out.records.len();
         out.pairs[slot].1.push(index);
-        let p = *posts.entry(post.clone()).or_insert_with(|| {
-            out.posts.push((post.clone(), Vec::new()));
-            out.posts.len() - 1
-        });
-        out.posts[p].1.push(index);
+        if is_like {
+            let p = *posts.entry(post.clone()).or_insert_with(|| {
+                out.posts.push((post.clone(), Vec::new()));
+                out.posts.len() - 1
+            });
+            out.posts[p].1.push(index);
+        }
         out.records.push(Rec {
             seq,
             insert,
             created_ms: change.created.map(|t| (t * 1000.0) as i64).unwrap_or(0),
             post,
             user,
+            kind,
             bucket,
             post_bucket,
             stream: record.stream_label(),
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use likes_sim::stream::{batch, StreamRecord as Sim};
+
+    const USER: &str = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
+
+    fn text(records: &[(&str, &str, u32)]) -> String {
+        let records = records
+            .iter()
+            .map(|(name, sk, n)| {
+                let seq = (100_000_000_000_000_000_000u128 + u128::from(*n)).to_string();
+                Sim::likes(name, "p#3", sk, &seq).to_json()
+            })
+            .collect();
+        batch(records).to_string()
+    }
+
+    /// A reaction's records are read with their kind, each kind its own pair; only likes are
+    /// indexed by post (milestones are the like count's).
+    #[test]
+    fn reactions_are_read_with_their_kind_each_its_own_pair() {
+        let love = format!("{USER}#love");
+        let t = text(&[
+            ("INSERT", USER, 1),
+            ("INSERT", &love, 2),
+            ("REMOVE", &love, 3),
+            ("INSERT", "~fence#j#begin", 4),
+        ]);
+        let event: StreamEvent<'_> = sonic_rs::from_str(&t).unwrap();
+        let p = parse(&event);
+        let kinds: Vec<(&str, bool)> = p
+            .records
+            .iter()
+            .map(|r| (r.kind.as_str(), r.insert))
+            .collect();
+        assert_eq!(kinds, [("like", true), ("love", true), ("love", false)]);
+        assert!(p.records.iter().all(|r| r.user.as_str() == USER));
+        let pairs: Vec<(&str, &[usize])> = p
+            .pairs
+            .iter()
+            .map(|(pair, idxs)| (pair.kind.as_str(), idxs.as_slice()))
+            .collect();
+        assert_eq!(pairs, [("like", &[0][..]), ("love", &[1, 2][..])]);
+        assert_eq!(p.posts.len(), 1);
+        assert_eq!(p.posts[0].1, [0]);
+        assert_eq!((p.ignored, p.skipped), (1, 0));
+    }
+
+    /// A reaction key whose kind is outside the grammar, or names the like, can never be read:
+    /// skipped (invariant 7), never a panic.
+    #[test]
+    fn a_kind_outside_the_grammar_is_skipped() {
+        let keys = [
+            format!("{USER}#Love"),
+            format!("{USER}#"),
+            format!("{USER}#like"),
+            format!("{USER}#a#b"),
+            format!("{USER}#{}", "x".repeat(33)),
+            format!("{USER}#ü"),
+        ];
+        let records: Vec<_> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| ("INSERT", k.as_str(), i as u32))
+            .collect();
+        let t = text(&records);
+        let event: StreamEvent<'_> = sonic_rs::from_str(&t).unwrap();
+        let p = parse(&event);
+        assert_eq!((p.records.len(), p.skipped, p.ignored), (0, keys.len(), 0));
+    }
 }

@@ -1,4 +1,6 @@
-//! The notification rules of one (user, post): invariants 4 and 5. Pure: no I/O.
+//! The notification rules of one (user, post, kind): invariants 4 and 5. Pure: no I/O. The
+//! rules know no kinds: each kind of a (user, post) is folded on its own, from its own state
+//! ("like" and "unlike" below read "reaction" and "its removal" for the other kinds).
 //!
 //! A like notifies unless the pair notified within the suppression window before it (by the
 //! stream's clock: the records' creation times, never the time of processing, so that a

@@ -9,6 +9,7 @@ use std::time::Duration;
 use common::world::{count_ahead, records, World};
 use like_events::{LikeEvents, Settings};
 use likes_aws::env::{EventRules, Published};
+use likes_core::store::events::Pair;
 use likes_core::store::memory::{MemoryBus, MemoryCounts, MemoryMilestones, MemorySuppression};
 use likes_core::{PostId, UserId};
 use likes_sim::stream::batch;
@@ -111,7 +112,7 @@ async fn none_publishes_reads_and_writes_nothing() {
     let report = f.process_json(&text, None).await.unwrap();
     assert_eq!((report.checkpoint, report.records), (None, 2));
     assert_eq!(bus.calls(), 0);
-    let pair = (w.posts[0].clone(), w.users[0].clone());
+    let pair = Pair::like(w.posts[0].clone(), w.users[0].clone());
     assert_eq!(suppression.get_now(&pair), None);
 }
 

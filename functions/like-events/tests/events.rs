@@ -3,7 +3,8 @@
 //! and the emulator — DynamoDB for the tables, EventBridge for the bus, a rule on it delivering
 //! every event to an SQS queue the test reads — and checked against `events/expected.json`:
 //! the partial batch response, the events that reached the queue by detail-type, their distinct
-//! ids, the milestones, and each detail against its JSON Schema. Also: the function's role in
+//! ids, the milestones, the events by kind, and each detail against its JSON Schema. Also: the
+//! function's role in
 //! `template.yaml` allows every call it made.
 //!
 //! `LIKES_EVENTS_BIN=target/release/like-events` runs it against a release build.
@@ -18,6 +19,7 @@ use fake_runtime::{FakeRuntime, Function, Outcome};
 use likes_aws::dynamo::schema::{create_table, EVENT_STATE};
 use likes_aws::eventbridge::bus_to_queue;
 use likes_core::bucket::split_key;
+use likes_core::reaction::{is_kind, Held};
 use likes_core::{bucket_of, BucketWrite, CountsLedger, PostId, Seq, UserId};
 use likes_harness::calls::{assert_role_allows, Daemon, SAMPLED};
 use likes_harness::events::{assert_no_problems, entries_for, file_of, manifest, read_json};
@@ -39,7 +41,8 @@ fn after_of(entry: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The files' records: like and unlike records of real buckets, sequence numbers growing.
+/// The files' records: records of likes and reactions in real buckets, sequence numbers
+/// growing.
 #[test]
 fn the_events_are_keys_only_batches_with_real_buckets() {
     let m = manifest();
@@ -52,8 +55,10 @@ fn the_events_are_keys_only_batches_with_real_buckets() {
         let mut last: Option<String> = None;
         for (i, r) in records.iter().enumerate() {
             let keys = &r["dynamodb"]["Keys"];
-            let user =
-                UserId::parse(keys["user_id"]["S"].as_str().expect("user_id")).expect("a user id");
+            let held = Held::of(keys["user_id"]["S"].as_str().expect("user_id"));
+            let kind = held.kind().expect("a like's or a reaction's key");
+            assert!(is_kind(kind), "{file} record {i}: kind {kind:?}");
+            let user = UserId::parse(held.user().unwrap_or_default()).expect("a user id");
             let (_, bucket) = split_key(keys["post_bucket"]["S"].as_str().expect("post_bucket"))
                 .expect("<post>#<bucket>");
             assert_eq!(bucket, bucket_of(&user), "{file} record {i}: bucket");
@@ -71,16 +76,21 @@ fn the_events_are_keys_only_batches_with_real_buckets() {
 }
 
 /// Counts every record of `file` as the aggregator would have before the events function
-/// reads them: the aggregator ahead.
+/// reads them: the aggregator ahead (a reaction in its kind's count, not in the like count).
 async fn count_ahead(t: &Tables, file: &str) {
     for r in read_json(file)["Records"].as_array().into_iter().flatten() {
         let keys = &r["dynamodb"]["Keys"];
         let (post, bucket) = split_key(keys["post_bucket"]["S"].as_str().unwrap()).unwrap();
         let seq = r["dynamodb"]["SequenceNumber"].as_str().unwrap();
+        let delta = if r["eventName"] == "INSERT" { 1 } else { -1 };
+        let (delta, kinds) = match Held::of(keys["user_id"]["S"].as_str().unwrap()) {
+            Held::Reaction(_, kind) => (0, vec![(kind, delta)]),
+            _ => (delta, Vec::new()),
+        };
         let write = BucketWrite {
-            kinds: Vec::new(),
+            kinds,
             bucket,
-            delta: if r["eventName"] == "INSERT" { 1 } else { -1 },
+            delta,
             first: Seq::parse(seq).unwrap(),
             last: Seq::parse(seq).unwrap(),
             last_created: 0,
@@ -180,6 +190,7 @@ async fn play(entry: &Value, daemon: &Daemon) -> Vec<String> {
     let mut got: BTreeMap<String, u64> = BTreeMap::new();
     let mut ids = BTreeSet::new();
     let mut milestones = BTreeSet::new();
+    let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
     for e in &events {
         let t = e["detail-type"].as_str().unwrap_or("?").to_owned();
         if e["source"] != "likes" {
@@ -193,9 +204,20 @@ async fn play(entry: &Value, daemon: &Daemon) -> Vec<String> {
             milestones.insert(m);
         }
         *got.entry(t).or_default() += 1;
+        let kind = e["detail"]["kind"].as_str().unwrap_or("<none>").to_owned();
+        *kinds.entry(kind).or_default() += 1;
     }
     if got != want {
         problems.push(format!("events: expected {want:?}, got {got:?}"));
+    }
+    let want_kinds: BTreeMap<String, u64> = expect["kinds"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0)))
+        .collect();
+    if kinds != want_kinds {
+        problems.push(format!("kinds: expected {want_kinds:?}, got {kinds:?}"));
     }
     if Some(ids.len() as u64) != expect["distinct_ids"].as_u64() {
         problems.push(format!(

@@ -1,13 +1,15 @@
 //! The events function's state on DynamoDB (the emulator): its adapters' conditions are the
 //! rules' last line (invariants 4 and 6) — a pair's state is written only over the state the
-//! decisions were read from, a milestone only ever rises — and what is written reads back.
+//! decisions were read from, a milestone only ever rises — and what is written reads back; a
+//! like's item keeps the key it had before reactions, and each other kind has its own.
 
+use aws_sdk_dynamodb::types::AttributeValue;
 use likes_aws::dynamo::schema::{create_table, EVENT_STATE};
 use likes_aws::{DynamoMilestones, DynamoSuppression};
 use likes_core::store::events::{
-    Epoch, MilestoneState, MilestoneStore, PairState, SuppressionStore,
+    Epoch, MilestoneState, MilestoneStore, Pair, PairState, SuppressionStore,
 };
-use likes_core::{PostId, SeqNo, UserId};
+use likes_core::{Kind, PostId, SeqNo, UserId};
 
 async fn table() -> (aws_sdk_dynamodb::Client, String) {
     let client = likes_harness::client().await;
@@ -30,7 +32,7 @@ fn seq(n: u32) -> SeqNo {
 async fn a_pairs_state_is_written_only_over_the_state_it_was_decided_from() {
     let (client, name) = table().await;
     let store = DynamoSuppression::new(client, name);
-    let pair = (PostId::new_random(), UserId::new_random());
+    let pair = Pair::like(PostId::new_random(), UserId::new_random());
     let notified = PairState {
         current: Some(Epoch {
             notified: seq(1),
@@ -73,12 +75,62 @@ async fn a_pairs_state_is_written_only_over_the_state_it_was_decided_from() {
         .unwrap());
     let read = store.read_pairs(std::slice::from_ref(&pair)).await.unwrap();
     assert_eq!(read.get(&pair), Some(&renewed));
-    let other = (PostId::new_random(), UserId::new_random());
+    let other = Pair::like(PostId::new_random(), UserId::new_random());
     let read = store
         .read_pairs(&[pair.clone(), other.clone()])
         .await
         .unwrap();
     assert_eq!((read.len(), read.contains_key(&other)), (1, false));
+}
+
+/// A (user, post)'s like and love are two items: the like's under `n#{post}#{user}`, the key
+/// it had before reactions, the love's under `n#{post}#{user}#love`; each written only over its
+/// own state.
+#[tokio::test]
+async fn each_kind_of_a_pair_is_its_own_item_the_likes_under_its_old_key() {
+    let (client, name) = table().await;
+    let store = DynamoSuppression::new(client.clone(), &name);
+    let (post, user) = (PostId::new_random(), UserId::new_random());
+    let like = Pair::like(post.clone(), user.clone());
+    let love = Pair::new(post.clone(), user.clone(), Kind::parse("love").unwrap());
+    let state = |n| PairState {
+        current: Some(Epoch {
+            notified: seq(n),
+            at: 100,
+            retracted: None,
+        }),
+        previous: None,
+    };
+    let none = PairState::default();
+    assert!(store.write_pair(&like, &none, &state(1), 1).await.unwrap());
+    // The love decided from nothing: its own item has none, whatever the like's holds.
+    assert!(store.write_pair(&love, &none, &state(2), 1).await.unwrap());
+    let read = store
+        .read_pairs(&[like.clone(), love.clone()])
+        .await
+        .unwrap();
+    assert_eq!(
+        (read.get(&like), read.get(&love)),
+        (Some(&state(1)), Some(&state(2)))
+    );
+    for (key, n) in [
+        (format!("n#{post}#{user}"), seq(1)),
+        (format!("n#{post}#{user}#love"), seq(2)),
+    ] {
+        let item = client
+            .get_item()
+            .table_name(&name)
+            .key("pk", AttributeValue::S(key.clone()))
+            .consistent_read(true)
+            .send()
+            .await
+            .unwrap();
+        let got = item
+            .item()
+            .and_then(|i| i.get("n"))
+            .and_then(|v| v.as_s().ok());
+        assert_eq!(got.map(String::as_str), Some(n.raw()), "{key}");
+    }
 }
 
 #[tokio::test]

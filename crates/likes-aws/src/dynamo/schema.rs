@@ -91,9 +91,9 @@ pub mod counts {
 }
 
 /// The events function's state (`dynamo::suppression`, `dynamo::milestones`): one item per
-/// (user, post) that notified within its window, and one per post that reached a milestone.
+/// (user, post, kind) that notified within its window, and one per post that reached a milestone.
 pub mod event_state {
-    use likes_core::{PostId, UserId};
+    use likes_core::{Kind, PostId, UserId};
 
     pub const PK: &str = "pk";
     /// When a suppression item expires: the table's TTL attribute. Milestone items have none:
@@ -114,15 +114,42 @@ pub mod event_state {
     pub const BY_BUCKET: &str = "mb";
     pub const BY_SEQ: &str = "ms";
 
-    /// The key of a (user, post)'s suppression item. `#` is outside the id grammar, so the key
-    /// reads back unambiguously.
-    pub fn pair_key(post: &PostId, user: &UserId) -> String {
-        format!("n#{post}#{user}")
+    /// The key of a (user, post, kind)'s suppression item: `n#{post}#{user}` for the like, as
+    /// it was before reactions (a like-only deployment's items keep their keys), and
+    /// `n#{post}#{user}#{kind}` for another kind. `#` is outside the id and kind grammars, so
+    /// the key reads back unambiguously.
+    pub fn pair_key(post: &PostId, user: &UserId, kind: &Kind) -> String {
+        if kind.is_like() {
+            format!("n#{post}#{user}")
+        } else {
+            format!("n#{post}#{user}#{kind}")
+        }
     }
 
     /// The key of a post's milestone item.
     pub fn milestone_key(post: &PostId) -> String {
         format!("m#{post}")
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_likes_key_is_as_it_was_and_a_reactions_adds_its_kind() {
+            let post = PostId::parse("urn:post:42").unwrap();
+            let user = UserId::parse("auth0|abc").unwrap();
+            let love = Kind::parse("love").unwrap();
+            // Pinned: stored items are found under these keys.
+            assert_eq!(
+                pair_key(&post, &user, &Kind::like()),
+                "n#urn:post:42#auth0|abc"
+            );
+            assert_eq!(
+                pair_key(&post, &user, &love),
+                "n#urn:post:42#auth0|abc#love"
+            );
+        }
     }
 }
 

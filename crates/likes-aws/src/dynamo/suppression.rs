@@ -1,8 +1,8 @@
 //! The events function's suppression items (the `EventStateTable`): every DynamoDB expression
-//! on them lives here. One item per (user, post) that notified, key
-//! [`pair_key`]: the current window's notifying like and its unlike (sequence numbers as
-//! received, `S`), when the like was created (`N`, epoch seconds), the same of the window
-//! before, and `expires_at`, the table's TTL. Under 1 KB: one write unit per write.
+//! on them lives here. One item per (user, post, kind) that notified, key [`pair_key`] (a
+//! like's as before reactions): the current window's notifying like and its unlike (sequence
+//! numbers as received, `S`), when the like was created (`N`, epoch seconds), the same of the
+//! window before, and `expires_at`, the table's TTL. Under 1 KB: one write unit per write.
 
 use std::collections::HashMap;
 
@@ -83,7 +83,7 @@ impl SuppressionStore for DynamoSuppression {
     async fn read_pairs(&self, pairs: &[Pair]) -> Result<HashMap<Pair, PairState>, StoreError> {
         let by_key: HashMap<String, &Pair> = pairs
             .iter()
-            .map(|p @ (post, user)| (pair_key(post, user), p))
+            .map(|p| (pair_key(&p.post, &p.user, &p.kind), p))
             .collect();
         let keys: Vec<&String> = by_key.keys().collect();
         let mut out = HashMap::with_capacity(pairs.len());
@@ -106,13 +106,16 @@ impl SuppressionStore for DynamoSuppression {
 
     async fn write_pair(
         &self,
-        (post, user): &Pair,
+        pair: &Pair,
         seen: &PairState,
         new: &PairState,
         expires_at: i64,
     ) -> Result<bool, StoreError> {
         let mut item = HashMap::from([
-            (PK.to_owned(), s(pair_key(post, user))),
+            (
+                PK.to_owned(),
+                s(pair_key(&pair.post, &pair.user, &pair.kind)),
+            ),
             (
                 EXPIRES_AT.to_owned(),
                 AttributeValue::N(expires_at.to_string()),

@@ -1,18 +1,20 @@
 //! What the events function (`functions/like-events`) reads and writes: the suppression state
-//! of each (user, post), the highest milestone announced per post, the post's counts as the
-//! aggregator left them, and the event bus. Ports, so that its rules run on the in-memory
+//! of each (user, post, kind), the highest milestone announced per post, the post's counts as
+//! the aggregator left them, and the event bus. Ports, so that its rules run on the in-memory
 //! stores (`memory::events`) as on DynamoDB and EventBridge (`likes-aws`).
 
 use std::collections::HashMap;
 use std::future::Future;
 
 use crate::ids::{PostId, UserId};
+use crate::reaction::Kind;
 use crate::seq::SeqNo;
 
 use super::{CountsLedger, PostCounts, StoreError};
 
-/// One notification window of a (user, post): the like whose record notified, when it was
-/// created (stream time, epoch seconds), and the unlike whose record retracted it, if one did.
+/// One notification window of a (user, post, kind): the like (or reaction) whose record
+/// notified, when it was created (stream time, epoch seconds), and the unlike (removal) whose
+/// record retracted it, if one did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Epoch {
     pub notified: SeqNo,
@@ -20,7 +22,7 @@ pub struct Epoch {
     pub retracted: Option<SeqNo>,
 }
 
-/// What is kept of a (user, post): its current window, and the one before (a redelivered
+/// What is kept of a (user, post, kind): its current window, and the one before (a redelivered
 /// batch may reach back across one window's end; never across two, see like-events'
 /// invariant 4).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -29,10 +31,28 @@ pub struct PairState {
     pub previous: Option<Epoch>,
 }
 
-/// A (post, user) pair.
-pub type Pair = (PostId, UserId);
+/// What notifications are suppressed per: a user's like, or reaction of one kind, on a post.
+/// Still named for the (post, user) pair it was before reactions: a like's state is that
+/// pair's, kept as it always was, and each other kind of the pair has its own.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Pair {
+    pub post: PostId,
+    pub user: UserId,
+    pub kind: Kind,
+}
 
-/// The suppression state of (user, post) pairs.
+impl Pair {
+    pub fn new(post: PostId, user: UserId, kind: Kind) -> Self {
+        Self { post, user, kind }
+    }
+
+    /// The user's like of the post.
+    pub fn like(post: PostId, user: UserId) -> Self {
+        Self::new(post, user, Kind::like())
+    }
+}
+
+/// The suppression state of (user, post, kind)s.
 pub trait SuppressionStore: Send + Sync {
     /// The pairs' states, read with strong consistency; a pair without one is absent.
     fn read_pairs(
