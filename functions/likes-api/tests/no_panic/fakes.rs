@@ -8,8 +8,8 @@ use std::sync::Arc;
 use likes_api::App;
 use likes_core::erase_job::{EraseJob, EraseQueue, Submitted};
 use likes_core::{
-    CountsRead, Kind, Kinds, LikerPos, LikesStore, Page, PostBucket, PostId, Reacted,
-    ReactionsStore, StoreError, UserId, UserLikePos, WriteToken,
+    CountsRead, Kind, Kinds, LikerPos, LikesStore, Mode, Page, PostBucket, PostId, Reacted,
+    Reactions, ReactionsStore, StoreError, UserId, UserLikePos, WriteToken,
 };
 
 /// How the stores fail in one case.
@@ -210,9 +210,17 @@ impl EraseQueue for FakeQueue {
     }
 }
 
-/// The API over the fakes, all failing as `fail` says; an erase queue only if `queue`.
-pub fn app(fail: Option<Fail>, queue: bool) -> App<FakeLikes, FakeCounts> {
-    let app = App::new(FakeLikes(fail), FakeCounts(fail));
+/// The reaction kinds of the fakes' deployment.
+pub const KINDS: &str = "like,love,+1";
+
+/// The API over the fakes, all failing as `fail` says; an erase queue only if `queue`; in
+/// `single` reaction mode if `single`.
+pub fn app(fail: Option<Fail>, queue: bool, single: bool) -> App<FakeLikes, FakeCounts> {
+    let reactions = Reactions {
+        kinds: Kinds::parse(KINDS).expect("kinds"),
+        mode: if single { Mode::Single } else { Mode::Multi },
+    };
+    let app = App::new(FakeLikes(fail), FakeCounts(fail)).with_reactions(reactions);
     if queue {
         app.with_erase_queue(Arc::new(FakeQueue(fail)))
     } else {
