@@ -15,7 +15,7 @@ port="$(free_port)"
 log="$(mktemp -t likes-local.XXXXXX.log)"
 # Limits off: the fuzzer is one caller making thousands of requests, and would otherwise
 # explore little beyond the 429 (openapi.yaml documents it; tests/limits.rs exercises it).
-NO_COLOR=1 LIKES_CALLER_LIMITS=off LIKES_PORT="$port" "$bin" >"$log" 2>&1 &
+NO_COLOR=1 LIKES_CALLER_LIMITS=off LIKES_REACTION_KINDS=like,love,+1 LIKES_PORT="$port" "$bin" >"$log" 2>&1 &
 pid=$!
 cleanup() { kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -f "$log"; }
 trap cleanup EXIT INT TERM
