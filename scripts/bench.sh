@@ -9,4 +9,5 @@ cd "$root"
 if [ -n "${EVENT:-}" ]; then
   exec cargo run --release --quiet -p likes-bench -- decode "$EVENT"
 fi
-exec cargo run --release --quiet -p likes-bench -- all
+# The emulator, for the reactions' counted requests.
+exec "$root/scripts/with-moto.sh" cargo run --release --quiet -p likes-bench -- all

@@ -38,7 +38,7 @@ const API_MS: f64 = 10.0;
 const AGGREGATOR_MB: f64 = 256.0;
 const AGGREGATOR_MS: f64 = 50.0;
 /// A like writes the item (~200 B, under 1 KB) and its LSI and GSI entries: 3 write units.
-const LIKES_UNITS_PER_LIKE: f64 = 3.0;
+pub const LIKES_UNITS_PER_LIKE: f64 = 3.0;
 /// A count read: one eventually consistent read of ≤ 4 KB, half a read unit.
 const COUNT_READ_UNITS: f64 = 0.5;
 /// A summary of 100 posts: 100 counts (eventually consistent, 0.5 each) and 100 liked-by-me
@@ -99,6 +99,19 @@ pub struct Measured {
     pub cached_read_ratio: f64,
     /// One JWT verification (the slower of RS256 and ES256), warm key set, ms.
     pub jwt_ms: f64,
+}
+
+impl Measured {
+    /// Round figures of an earlier full run, for `likes-bench reactions` on its own (the full
+    /// run measures them first).
+    pub fn nominal() -> Self {
+        Measured {
+            counts_units_per_like: 0.235,
+            batches_per_like: 0.0002,
+            cached_read_ratio: 0.0005,
+            jwt_ms: 0.03,
+        }
+    }
 }
 
 /// What one request uses.
@@ -205,6 +218,17 @@ impl Profile {
             write_units: LIKES_UNITS_PER_LIKE + m.counts_units_per_like,
             aggregator_invocations: m.batches_per_like,
             ..Usage::default()
+        })
+    }
+
+    /// A write request that uses these (counted) units, counted by the aggregator as a like is
+    /// (a reaction's record costs the Counts table what a like's does).
+    pub fn counted_write(&self, m: &Measured, write_units: f64, read_units: f64) -> Cost {
+        self.price(Usage {
+            api_requests: 1.0,
+            write_units: write_units + m.counts_units_per_like,
+            read_units,
+            aggregator_invocations: m.batches_per_like,
         })
     }
 
@@ -333,12 +357,7 @@ mod tests {
     use super::*;
 
     fn measured() -> Measured {
-        Measured {
-            counts_units_per_like: 0.235,
-            batches_per_like: 0.0002,
-            cached_read_ratio: 0.0005,
-            jwt_ms: 0.03,
-        }
+        Measured::nominal()
     }
 
     fn close(a: f64, b: f64) -> bool {

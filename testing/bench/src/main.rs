@@ -10,6 +10,7 @@ mod gen;
 mod hot_path;
 mod jwt_cost;
 mod limiter_cost;
+mod reaction_cost;
 mod template;
 mod xray_cost;
 
@@ -31,6 +32,8 @@ enum Cmd {
     All,
     /// Decode + group a captured Lambda DynamoDB stream event; print records/s.
     Decode { event: PathBuf },
+    /// Only the reactions' units and cost (needs the emulator: LIKES_TEST_DYNAMODB_ENDPOINT).
+    Reactions,
 }
 
 fn root() -> PathBuf {
@@ -199,10 +202,59 @@ async fn all() {
         println!("  {line}");
     }
 
+    reactions(&measured).await;
+
     println!("\n== like events (PublishedEvents): the events function on a like/unlike workload, counted");
     for line in events_cost::lines().await {
         println!("  {line}");
     }
+}
+
+/// What a reaction costs in each mode, beside a like (requests against the emulator, counted).
+async fn reactions(measured: &cost::Measured) {
+    println!("\n== reactions: units per request, counted on the API's requests against the emulator (docs/reactions.md)");
+    let Ok(endpoint) = std::env::var("LIKES_TEST_DYNAMODB_ENDPOINT") else {
+        println!("  (no emulator: `make bench` starts one)");
+        return;
+    };
+    let rows = match reaction_cost::measure_all(&endpoint).await {
+        Ok(rows) => rows,
+        Err(e) => fail(&format!("measuring reactions: {e}")),
+    };
+    let (default, lean) = (
+        cost::Profile::default_profile(),
+        cost::Profile::lean(measured.jwt_ms, template::target_utilisation()),
+    );
+    for r in &rows {
+        let ops: Vec<String> = r.ops.iter().map(|(op, n)| format!("{n:.2} {op}")).collect();
+        println!(
+            "  {}: {:.2} write + {:.2} read units ({}); per million: default ${:.2}, lean ${:.2}",
+            r.what,
+            r.units.write,
+            r.units.read,
+            ops.join(", "),
+            default
+                .counted_write(measured, r.units.write, r.units.read)
+                .total(),
+            lean.counted_write(measured, r.units.write, r.units.read)
+                .total(),
+        );
+    }
+    // The like's figure in the cost model is 3 units; a like-only deployment must still pay that.
+    let like = &rows[0];
+    if (like.units.write - cost::LIKES_UNITS_PER_LIKE).abs() > 1e-9 || like.units.read != 0.0 {
+        fail(&format!(
+            "a like now costs {:.2} write and {:.2} read units, not the model's {}",
+            like.units.write,
+            like.units.read,
+            cost::LIKES_UNITS_PER_LIKE
+        ));
+    }
+    println!(
+        "  a like-only deployment's like: {:.2} write units, as before reactions (the model's {})",
+        like.units.write,
+        cost::LIKES_UNITS_PER_LIKE
+    );
 }
 
 #[tokio::main]
@@ -210,5 +262,6 @@ async fn main() {
     match Cli::parse().command.unwrap_or(Cmd::All) {
         Cmd::All => all().await,
         Cmd::Decode { event } => decode(&event),
+        Cmd::Reactions => reactions(&cost::Measured::nominal()).await,
     }
 }
