@@ -32,6 +32,13 @@ const state = {
   // Each load of a list takes a number; an answer to any but that list's latest is dropped.
   likersLoad: 0,
   mineLoad: 0,
+  // The deployment's reaction kinds (reactions.js): the like alone until the API says more.
+  kinds: ["like"],
+  // Learnt from the first answer naming what it replaced: one reaction per user per post.
+  single: false,
+  // Per post: clicks not yet answered, and the promise of the last one (clicks queue behind it).
+  pending: new Map(),
+  writes: new Map(),
 };
 
 const $ = (id) => document.getElementById(id);
@@ -123,6 +130,7 @@ async function refreshSummary() {
       if (!li) continue;
       li.querySelector(".count").textContent = String(item.like_count);
       if (!li.classList.contains("busy")) showLiked(li, item.liked_by_me);
+      showReactions(li, item);
     }
     status(`Signed in as ${state.user}.`);
   } catch (e) {
@@ -137,6 +145,8 @@ async function refreshSummary() {
 }
 
 async function toggleLike(postId) {
+  // With a picker, the like is one kind among others (and in single mode may replace them).
+  if (picking()) return toggleKind(postId, "like");
   const li = postEl(postId);
   const liked = li.querySelector(".like").getAttribute("aria-pressed") === "true";
   li.classList.add("busy");
@@ -244,6 +254,7 @@ async function signIn(user) {
   state.likers = { post: null, cursor: null };
   document.querySelectorAll("li.post").forEach((li) => showLiked(li, false));
   document.body.dataset.user = state.user;
+  await loadKinds();
   await refreshSummary();
   await loadMine(true);
 }

@@ -21,6 +21,7 @@ use crate::jwt;
 
 const INDEX: &str = include_str!("../demo/index.html");
 const APP: &str = include_str!("../demo/app.js");
+const REACTIONS: &str = include_str!("../demo/reactions.js");
 const STYLE: &str = include_str!("../demo/style.css");
 
 /// How long a demo token lasts: a session at the page.
@@ -89,6 +90,11 @@ impl Demo {
                 StatusCode::OK,
                 "text/javascript; charset=utf-8",
                 Bytes::from_static(APP.as_bytes()),
+            ),
+            "/reactions.js" => respond(
+                StatusCode::OK,
+                "text/javascript; charset=utf-8",
+                Bytes::from_static(REACTIONS.as_bytes()),
             ),
             "/style.css" => respond(
                 StatusCode::OK,
@@ -221,6 +227,9 @@ mod tests {
         let page = d.serve_one(&Method::GET, "/", "");
         assert_eq!(page.status(), StatusCode::OK);
         assert!(INDEX.contains("app.js") && INDEX.contains("style.css"));
+        assert!(INDEX.contains("reactions.js"));
+        let script = d.serve_one(&Method::GET, "/reactions.js", "");
+        assert_eq!(script.status(), StatusCode::OK);
         let (_, v) = body(d.serve_one(&Method::GET, "/config.json", "")).await;
         assert_eq!(v["api"], "http://127.0.0.1:3000");
         let (status, _) = body(d.serve_one(&Method::GET, "/secrets", "")).await;

@@ -7,6 +7,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod reactions;
 mod webdriver;
 
 use std::io::{Read, Write};
@@ -118,8 +119,10 @@ fn a_page_on_an_allowed_origin_likes_reads_counts_lists_summarises_and_unlikes()
     assert_eq!(
         r["body"]["items"],
         json!([
-            {"post_id": post, "like_count": 1, "liked_by_me": true},
-            {"post_id": "browser-post-2", "like_count": 0, "liked_by_me": false},
+            {"post_id": post, "like_count": 1, "liked_by_me": true,
+             "reactions": {"like": 1}, "my_reactions": ["like"]},
+            {"post_id": "browser-post-2", "like_count": 0, "liked_by_me": false,
+             "reactions": {"like": 0}, "my_reactions": []},
         ])
     );
     assert!(r["etag"].is_string(), "{r}");
@@ -243,6 +246,9 @@ fn the_demo_page_works_as_a_person_uses_it() {
     let browser = Browser::start();
     browser.goto(&format!("http://127.0.0.1:{}/", stack.demo_port));
     browser.wait_for("body[data-user='alice']", 30);
+    // A like-only deployment: the like button alone, no reaction picker.
+    browser.wait_for("body[data-kinds='like']", 30);
+    assert!(browser.find("button.reaction").is_none());
 
     // Another person signs in, and sees the others' likes counted.
     browser.type_into("#user", "erin");
