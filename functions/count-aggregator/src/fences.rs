@@ -50,14 +50,13 @@ use crate::marks::{drop_applied, fail, note_negatives, write_of, PostResult, MAX
 /// next change of the bucket closes it instead of recording into it for ever.
 pub const MAX_WINDOW_SECS: i64 = 3600;
 
-/// The window entries of a run of changes: one per change of a like, so that the job can count
-/// them (a recount counts likes; other kinds' changes are counted, never entered).
+/// The window entries of a run of changes: one per change (of any kind: the item's sort key
+/// names it), so that the job can count them.
 fn entries<'a>(job: &'a str, run: &[Change<'a>]) -> Vec<WindowEntry<'a>> {
     run.iter()
-        .filter(|c| c.kind.is_none())
         .map(|c| WindowEntry {
             job,
-            user: c.user,
+            user: c.sort_key,
             seq: c.seq,
             liked: c.delta > 0,
         })
@@ -98,6 +97,7 @@ pub async fn apply<'a, C: CountsLedger>(
             let window = state.window.clone();
             let lease = item.lease.as_ref().map(|l| l.job.as_str());
             let run_len = rest.iter().take_while(|c| c.fence.is_none()).count();
+            let kinds: Vec<String>;
             let (outcome, taken) = match first.fence {
                 Some(f) => {
                     let fence = match f {
@@ -105,10 +105,23 @@ pub async fn apply<'a, C: CountsLedger>(
                             job,
                             holds_lease: lease == Some(job),
                         },
-                        Fence::End(job) => FenceWrite::End {
-                            job,
-                            closes: window.as_deref() == Some(job),
-                        },
+                        Fence::End(job) => {
+                            // Every kind the bucket may count at this fence: those on the item,
+                            // and those among the batch's changes before it.
+                            let mut known: Vec<String> =
+                                item.buckets[usize::from(b)].kinds.keys().cloned().collect();
+                            for c in group.buckets[i].changes.iter() {
+                                if let Some(k) = c.kind.filter(|k| !known.iter().any(|x| x == k)) {
+                                    known.push(k.to_owned());
+                                }
+                            }
+                            kinds = known;
+                            FenceWrite::End {
+                                job,
+                                closes: window.as_deref() == Some(job),
+                                kinds: &kinds,
+                            }
+                        }
                     };
                     let ahead = item.buckets[usize::from(b)].hwm.clone();
                     let record = FenceRecord {

@@ -23,9 +23,11 @@ pub struct Change<'a> {
     pub created: i64,
     /// The liker (a recount's window records who changed).
     pub user: &'a str,
-    /// The reaction's kind, for a reaction other than the like (`likes_core::reaction`): counted
-    /// apart, and never a recount window's entry (a recount counts likes).
+    /// The reaction's kind, for a reaction other than the like (`likes_core::reaction`):
+    /// counted apart.
     pub kind: Option<&'a str>,
+    /// The item's sort key (`{user}`, or `{user}#{kind}`): what a recount's window records.
+    pub sort_key: &'a str,
     pub fence: Option<Fence<'a>>,
 }
 
@@ -207,6 +209,7 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
             created: change.created.map(|t| t as i64).unwrap_or(0),
             user,
             kind,
+            sort_key,
             fence,
         });
     }

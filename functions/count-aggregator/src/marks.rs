@@ -50,14 +50,11 @@ pub(crate) fn write_of<'a>(
     window: Option<&'a str>,
 ) -> Option<BucketWrite<'a>> {
     let (first, last) = (pending.first()?, pending.last()?);
-    let (mut delta, mut likes) = (0, 0usize);
+    let mut delta = 0;
     let mut kinds: Vec<(&'a str, i64)> = Vec::new();
     for c in pending {
         match c.kind {
-            None => {
-                delta += c.delta;
-                likes += usize::from(c.fence.is_none());
-            }
+            None => delta += c.delta,
             Some(kind) => match kinds.iter_mut().find(|(k, _)| *k == kind) {
                 Some((_, d)) => *d += c.delta,
                 None => kinds.push((kind, c.delta)),
@@ -72,8 +69,7 @@ pub(crate) fn write_of<'a>(
         last: last.seq,
         last_created: last.created,
         window,
-        // A window's entries are its likes' changes (`fences::entries`).
-        records: u32::try_from(likes).unwrap_or(u32::MAX),
+        records: u32::try_from(pending.len()).unwrap_or(u32::MAX),
     })
 }
 

@@ -87,8 +87,13 @@ async fn multi_kinds_live_beside_the_like<S: ReactionsStore + LikesAdmin>(store:
             store.count_bucket(&others).await.unwrap()
         };
     assert_eq!(liked, 1, "a bucket's like count counts likes only");
-    let users = store.bucket_users(&bucket).await.unwrap();
-    assert!(users.iter().all(|u| !u.contains('#')), "{users:?}");
+    // What a recount reads: every item held, by sort key, and each kind's count.
+    let held = store.bucket_users(&bucket).await.unwrap();
+    for key in [me.to_string(), format!("{me}#love"), format!("{me}#laugh")] {
+        assert!(held.contains(&key), "{key} in {held:?}");
+    }
+    let kinds = store.count_kinds(&bucket).await.unwrap();
+    assert_eq!(kinds.get("laugh"), Some(&1), "{kinds:?}");
     // Who reacted with love: both of us, newest first.
     let lovers = store
         .reactors_of_post(&post, &love, 10, None)

@@ -8,13 +8,16 @@
 //! writes as on counts), the drift injected before the history; then the job's correction from
 //! the window it reads back and the count the aggregator noted, through the stores' own
 //! correction. Every bucket must end exact and every window hold exactly the noted entries.
+//! Each op is a like or a `love` reaction (a kind besides the like): every kind of every
+//! bucket must end exact, each drifted by its own bogus delta.
 //! Many cases on the in-memory stores (`make unit`); a few on the emulator's DynamoDB stores.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use count_aggregator::Aggregator;
-use likes_admin::recount::exact_count;
+use likes_admin::recount::exact_counts;
 use likes_aws::{DynamoCounts, DynamoLikes};
+use likes_core::reaction::LIKE;
 use likes_core::store::memory::{MemoryCounts, MemoryLikes};
 use likes_core::{
     bucket_of, BucketWrite, CountsAdmin, CountsLedger, LikesAdmin, PostBucket, PostId, Seq, UserId,
@@ -27,12 +30,28 @@ use proptest::prelude::*;
 const USERS: usize = 24;
 /// The buckets the users share: 24 users over 3 buckets, 8 to a bucket.
 const SHARED_BUCKETS: usize = 3;
+/// The kinds the ops use: the like and one other.
+const KINDS: [&str; 2] = [LIKE, "love"];
+
+fn kind_of(c: &Case, i: usize) -> usize {
+    c.kinds.get(i).copied().unwrap_or(0)
+}
+
+/// The sort key of user `u`'s item of kind `k`, as a recount reads it.
+fn key_of(user: &UserId, k: usize) -> String {
+    match k {
+        0 => user.to_string(),
+        _ => format!("{user}#{}", KINDS[k]),
+    }
+}
 
 #[derive(Debug, Clone)]
 struct Case {
     /// Seeds the users' ids.
     seed: u32,
     ops: Vec<(usize, bool)>,
+    /// Each op's kind: an index into `KINDS` (the like where missing).
+    kinds: Vec<usize>,
     begin: usize,
     end: usize,
     reads: Vec<usize>,
@@ -50,26 +69,30 @@ fn case() -> impl Strategy<Value = Case> {
         -3i64..4,
         1usize..12,
         prop::collection::vec(delivery(), 0..10),
+        prop::collection::vec(0usize..KINDS.len(), 0..90),
     )
-        .prop_map(|(seed, ops, (a, b), reads, drift, batch, deliveries)| {
-            let n = ops.len();
-            let (x, y) = (usize::from(a) % (n + 1), usize::from(b) % (n + 1));
-            let (begin, end) = (x.min(y), x.max(y));
-            let reads = reads
-                .iter()
-                .map(|r| begin + usize::from(*r) % (end - begin + 1))
-                .collect();
-            Case {
-                seed,
-                ops,
-                begin,
-                end,
-                reads,
-                drift,
-                batch,
-                deliveries,
-            }
-        })
+        .prop_map(
+            |(seed, ops, (a, b), reads, drift, batch, deliveries, kinds)| {
+                let n = ops.len();
+                let (x, y) = (usize::from(a) % (n + 1), usize::from(b) % (n + 1));
+                let (begin, end) = (x.min(y), x.max(y));
+                let reads = reads
+                    .iter()
+                    .map(|r| begin + usize::from(*r) % (end - begin + 1))
+                    .collect();
+                Case {
+                    seed,
+                    ops,
+                    kinds,
+                    begin,
+                    end,
+                    reads,
+                    drift,
+                    batch,
+                    deliveries,
+                }
+            },
+        )
 }
 
 /// `USERS` users with ids drawn from `seed`, all in `SHARED_BUCKETS` buckets: the buckets of
@@ -119,7 +142,8 @@ where
     // The drift: a bogus delta applied before anything else, below every record.
     let bogus = Seq::parse("1").unwrap();
     let write = BucketWrite {
-        kinds: Vec::new(),
+        // The other kind drifts too, the other way.
+        kinds: vec![(KINDS[1], -c.drift)],
         bucket: buckets[0],
         delta: c.drift,
         first: bogus,
@@ -131,7 +155,7 @@ where
     store.apply(&post, &[write]).await.expect("drift");
 
     // The history's records, with the fences at `begin` and `end`; states after each op.
-    let mut liked = vec![false; USERS];
+    let mut liked = vec![[false; KINDS.len()]; USERS];
     let mut states = vec![liked.clone()];
     let mut records = Vec::new();
     let mut seq: u128 = 100_000_000_000_000_000_000;
@@ -150,9 +174,10 @@ where
                 records.push(Rec::fence(&post, b, "job1", "end", next()));
             }
         }
-        if liked[u] != like {
-            liked[u] = like;
-            records.push(Rec::new(like, &post, &users[u], next()));
+        let k = kind_of(c, i);
+        if liked[u][k] != like {
+            liked[u][k] = like;
+            records.push(Rec::reaction(like, &post, &users[u], KINDS[k], next()));
         }
         states.push(liked.clone());
     }
@@ -184,8 +209,10 @@ where
         };
         // The job's read: each user of the bucket as it was at its own moment of the read.
         let seen: HashSet<String> = (0..USERS)
-            .filter(|&u| bucket_of(&users[u]) == b && states[c.reads[u]][u])
-            .map(|u| users[u].to_string())
+            .filter(|&u| bucket_of(&users[u]) == b)
+            .flat_map(|u| (0..KINDS.len()).map(move |k| (u, k)))
+            .filter(|&(u, k)| states[c.reads[u]][u][k])
+            .map(|(u, k)| key_of(&users[u], k))
             .collect();
         let item = store
             .read_post(&post)
@@ -200,26 +227,49 @@ where
         let window = s.likes.window(&pb, "job1").await.expect("the window");
         // Every change in the window has its entry, and each was counted once.
         prop_assert_eq!(window.entries, ended.entries);
-        let diff = exact_count(&seen, &window.last) - ended.count;
-        prop_assert!(store.settle(&post, b, "job1", diff).await.expect("settles"));
+        let exact = exact_counts(&seen, &window.last);
+        let diff = exact.get(LIKE).copied().unwrap_or(0) - ended.count;
+        let love = KINDS[1].to_owned();
+        let love_diff =
+            exact.get(&love).copied().unwrap_or(0) - ended.kinds.get(&love).copied().unwrap_or(0);
+        let kinds = [(love.clone(), love_diff)];
+        prop_assert!(store
+            .settle(&post, b, "job1", diff, &kinds)
+            .await
+            .expect("settles"));
         prop_assert!(
-            !store.settle(&post, b, "job1", diff).await.expect("answers"),
+            !store
+                .settle(&post, b, "job1", diff, &kinds)
+                .await
+                .expect("answers"),
             "a correction applies once"
         );
-        let truth = (0..USERS)
-            .filter(|&u| bucket_of(&users[u]) == b && liked[u])
-            .count() as i64;
+        let truth: BTreeMap<usize, i64> = (0..KINDS.len())
+            .map(|k| {
+                let n = (0..USERS)
+                    .filter(|&u| bucket_of(&users[u]) == b && liked[u][k])
+                    .count();
+                (k, n as i64)
+            })
+            .collect();
         let got = store
             .read_post(&post)
             .await
             .expect("read")
             .unwrap_or_default()
             .buckets[usize::from(b)]
-        .count;
+        .clone();
         prop_assert_eq!(
-            got,
-            truth,
+            got.count,
+            truth[&0],
             "bucket {} after {} invocations",
+            b,
+            outcome.invocations
+        );
+        prop_assert_eq!(
+            got.kinds.get(&love).copied().unwrap_or(0),
+            truth[&1],
+            "bucket {} love after {} invocations",
             b,
             outcome.invocations
         );
@@ -296,6 +346,7 @@ fn a_redelivery_below_the_mark_does_not_rewrite_the_window() {
     let c = Case {
         seed,
         ops,
+        kinds: Vec::new(),
         begin: 0,
         end,
         reads: vec![end; USERS],

@@ -159,11 +159,11 @@ async fn a_late_fence_is_inert<C: CountsAdmin + Clone, L: LikesAdmin>(rig: Rig<C
     assert_eq!(rig.entries(&b, "stale").await, 0);
     // The stale job's correction is refused: it does not hold the lease.
     assert!(!counts
-        .settle(&b.post, b.bucket, "stale", 7)
+        .settle(&b.post, b.bucket, "stale", 7, &[])
         .await
         .expect("answers"));
     assert!(counts
-        .settle(&b.post, b.bucket, "live", 0)
+        .settle(&b.post, b.bucket, "live", 0, &[])
         .await
         .expect("settles"));
 }

@@ -7,6 +7,7 @@
 use likes_core::bucket::fnv1a64;
 use serde_json::{json, Value};
 
+use likes_core::reaction::LIKE;
 use likes_core::{CountsAdmin, LikesAdmin, PostBucket, PostId, BUCKETS};
 
 use crate::recount::recount_post;
@@ -15,6 +16,8 @@ use crate::{AdminError, Stores};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Drift {
     pub bucket: u8,
+    /// `like`, or the reaction kind that drifted.
+    pub kind: String,
     /// The count the aggregator had, and the exact one, at the same point of the stream.
     pub counted: i64,
     pub exact: i64,
@@ -35,7 +38,7 @@ impl PostAudit {
             "drifted": !self.drifts.is_empty(),
             "checked_exactly": self.checked_exactly,
             "drifts": self.drifts.iter().map(|d| json!({
-                "bucket": d.bucket, "counted": d.counted, "exact": d.exact
+                "bucket": d.bucket, "kind": d.kind, "counted": d.counted, "exact": d.exact
             })).collect::<Vec<_>>(),
         })
     }
@@ -52,7 +55,18 @@ pub async fn audit_post<L: LikesAdmin, C: CountsAdmin>(
             post: post.clone(),
             bucket: b,
         };
-        if s.likes.count_bucket(&pb).await? != item.buckets[usize::from(b)].count {
+        // Every kind the table holds in the bucket against every kind the item counts.
+        let held = s.likes.count_kinds(&pb).await?;
+        let counted = &item.buckets[usize::from(b)];
+        let like = held.get(LIKE).copied().unwrap_or(0) != counted.count;
+        let other =
+            |k: &String, n: i64| k != LIKE && counted.kinds.get(k).copied().unwrap_or(0) != n;
+        let kinds = held.iter().any(|(k, n)| other(k, *n))
+            || counted
+                .kinds
+                .iter()
+                .any(|(k, n)| *n != held.get(k).copied().unwrap_or(0));
+        if like || kinds {
             differing.push(b);
         }
     }
@@ -62,8 +76,17 @@ pub async fn audit_post<L: LikesAdmin, C: CountsAdmin>(
             if r.drift() != 0 {
                 drifts.push(Drift {
                     bucket: r.bucket,
+                    kind: LIKE.to_owned(),
                     counted: r.counted,
                     exact: r.exact,
+                });
+            }
+            for k in r.kinds.iter().filter(|k| k.counted != k.exact) {
+                drifts.push(Drift {
+                    bucket: r.bucket,
+                    kind: k.kind.clone(),
+                    counted: k.counted,
+                    exact: k.exact,
                 });
             }
         }

@@ -93,8 +93,8 @@ async fn audit_posts(cli: &Cli, t: &DynamoStores, ids: &[PostId]) -> Result<Repo
             Ok(a) => {
                 for d in &a.drifts {
                     human += &format!(
-                        "drift: post {} bucket {}: counted {}, the table holds {}\n",
-                        a.post, d.bucket, d.counted, d.exact
+                        "drift: post {} bucket {} {}: counted {}, the table holds {}\n",
+                        a.post, d.bucket, d.kind, d.counted, d.exact
                     );
                 }
                 results.push(a);
@@ -129,19 +129,26 @@ async fn recount_one(t: &DynamoStores, post: &PostId) -> Result<Report, AdminErr
     let human = if fixed.is_empty() {
         format!("recounted post {post}: every bucket was exact")
     } else {
-        fixed
-            .iter()
-            .map(|b| {
-                format!(
-                    "post {post} bucket {}: {} → {}",
+        let mut lines = Vec::new();
+        for b in &fixed {
+            if b.drift() != 0 {
+                lines.push(format!(
+                    "post {post} bucket {} like: {} → {}",
                     b.bucket, b.counted, b.exact
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+                ));
+            }
+            for k in b.kinds.iter().filter(|k| k.counted != k.exact) {
+                lines.push(format!(
+                    "post {post} bucket {} {}: {} → {}",
+                    b.bucket, k.kind, k.counted, k.exact
+                ));
+            }
+        }
+        lines.join("\n")
     };
     let doc = json!({"post_id": post, "buckets": buckets.iter().map(|b| json!({
-        "bucket": b.bucket, "counted": b.counted, "exact": b.exact, "corrected": b.corrected
+        "bucket": b.bucket, "counted": b.counted, "exact": b.exact, "corrected": b.corrected,
+        "kinds": b.kinds.iter().map(|k| json!({"kind": k.kind, "counted": k.counted, "exact": k.exact})).collect::<Vec<_>>(),
     })).collect::<Vec<_>>()});
     Ok(Report::done(human, doc))
 }

@@ -8,35 +8,65 @@
 //! the difference, once, conditional on still holding the lease; delete the job's fences and
 //! window. Nothing of another job's is touched: a dead job's control items expire by TTL.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use likes_core::control::{fence_key, Phase};
+use likes_core::reaction::{Held, LIKE};
 use likes_core::{CountsAdmin, Ended, LikesAdmin, PostBucket, PostId, Window, BUCKETS};
 
 use crate::{lease, AdminError, Stores};
 
-/// The exact count at the end fence (see the module docs).
-pub fn exact_count(seen: &HashSet<String>, window: &HashMap<String, bool>) -> i64 {
-    let untouched = seen.iter().filter(|u| !window.contains_key(*u)).count();
-    let liked = window.values().filter(|l| **l).count();
-    (untouched + liked) as i64
+/// The exact count at the end fence (see the module docs) of every kind: `seen` and `window`
+/// are keyed by the items' sort keys (`{user}` a like, `{user}#{kind}` a reaction), and each
+/// kind is counted as the like is.
+pub fn exact_counts(
+    seen: &HashSet<String>,
+    window: &HashMap<String, bool>,
+) -> BTreeMap<String, i64> {
+    let mut exact: BTreeMap<String, i64> = BTreeMap::from([(LIKE.to_owned(), 0)]);
+    let held = seen
+        .iter()
+        .filter(|k| !window.contains_key(*k))
+        .chain(window.iter().filter(|(_, put)| **put).map(|(k, _)| k));
+    for key in held {
+        if let Some(kind) = Held::of(key).kind() {
+            *exact.entry(kind.to_owned()).or_insert(0) += 1;
+        }
+    }
+    exact
+}
+
+/// One kind of one bucket: as counted at the end fence, and exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KindRecount {
+    pub kind: String,
+    pub counted: i64,
+    pub exact: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BucketRecount {
     pub bucket: u8,
-    /// The bucket's count, as the aggregator had it at the end fence.
+    /// The bucket's like count, as the aggregator had it at the end fence.
     pub counted: i64,
-    /// The exact count at the end fence.
+    /// The exact like count at the end fence.
     pub exact: i64,
-    /// Whether the difference was added to the bucket.
+    /// The other kinds, likewise (those counted or held).
+    pub kinds: Vec<KindRecount>,
+    /// Whether the differences were added to the bucket.
     pub corrected: bool,
 }
 
 impl BucketRecount {
+    /// The like count's drift.
     pub fn drift(&self) -> i64 {
         self.counted - self.exact
+    }
+
+    /// Whether any kind, the like included, drifted.
+    pub fn drifted(&self) -> bool {
+        self.drift() != 0 || self.kinds.iter().any(|k| k.counted != k.exact)
     }
 }
 
@@ -142,8 +172,9 @@ async fn settle<L: LikesAdmin, C: CountsAdmin>(
     b: u8,
     job: &str,
     diff: i64,
+    kinds: &[(String, i64)],
 ) -> Result<(), AdminError> {
-    if s.counts.settle(post, b, job, diff).await? {
+    if s.counts.settle(post, b, job, diff, kinds).await? {
         return Ok(());
     }
     let item = s.counts.read_post(post).await?.unwrap_or_default();
@@ -186,11 +217,40 @@ async fn finish_bucket<L: LikesAdmin, C: CountsAdmin>(
 ) -> Result<BucketRecount, AdminError> {
     let window = s.likes.window(&pb, job).await?;
     let complete = window.entries == noted.entries;
-    let exact = exact_count(&seen, &window.last);
-    let diff = exact - noted.count;
+    let mut exact = exact_counts(&seen, &window.last);
+    let like_exact = exact.remove(LIKE).unwrap_or(0);
+    let diff = like_exact - noted.count;
+    // Every kind noted or held; a kind not noted was counted 0 at the fence (the aggregator
+    // notes every kind the bucket had).
+    let mut kinds: Vec<KindRecount> = noted
+        .kinds
+        .keys()
+        .chain(exact.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .map(|k| KindRecount {
+            kind: k.clone(),
+            counted: noted.kinds.get(k).copied().unwrap_or(0),
+            exact: exact.get(k).copied().unwrap_or(0),
+        })
+        .collect();
+    kinds.sort_by(|a, b| a.kind.cmp(&b.kind));
     // A window that lost entries gives no exact count: forget the noted end, correct nothing.
-    let apply = if correct && complete { diff } else { 0 };
-    let settled = settle(s, &pb.post, pb.bucket, job, apply).await;
+    let apply = correct && complete;
+    let kind_diffs: Vec<(String, i64)> = kinds
+        .iter()
+        .filter(|k| noted.kinds.contains_key(&k.kind) || (apply && k.exact != k.counted))
+        .map(|k| (k.kind.clone(), if apply { k.exact - k.counted } else { 0 }))
+        .collect();
+    let settled = settle(
+        s,
+        &pb.post,
+        pb.bucket,
+        job,
+        if apply { diff } else { 0 },
+        &kind_diffs,
+    )
+    .await;
     s.likes
         .delete_controls(&pb, own_items(job, &window))
         .await?;
@@ -204,11 +264,13 @@ async fn finish_bucket<L: LikesAdmin, C: CountsAdmin>(
             found: window.entries,
         });
     }
+    let drifted = diff != 0 || kinds.iter().any(|k| k.exact != k.counted);
     Ok(BucketRecount {
         bucket: pb.bucket,
         counted: noted.count,
-        exact,
-        corrected: correct && diff != 0,
+        exact: like_exact,
+        kinds,
+        corrected: correct && drifted,
     })
 }
 
@@ -231,7 +293,21 @@ mod tests {
         let window: HashMap<String, bool> = [("b", false), ("c", true), ("d", true)]
             .map(|(u, l)| (u.to_owned(), l))
             .into();
-        assert_eq!(exact_count(&seen, &window), 1 + 2);
-        assert_eq!(exact_count(&seen, &HashMap::new()), 3);
+        assert_eq!(exact_counts(&seen, &window)[LIKE], 1 + 2);
+        assert_eq!(exact_counts(&seen, &HashMap::new())[LIKE], 3);
+    }
+
+    #[test]
+    fn each_kind_is_counted_as_the_like_is() {
+        let seen: HashSet<String> = ["a", "a#love", "b#love", "c#+1"].map(String::from).into();
+        // b's love removed and a's +1 added within the window.
+        let window: HashMap<String, bool> = [("b#love", false), ("a#+1", true)]
+            .map(|(u, l)| (u.to_owned(), l))
+            .into();
+        let exact = exact_counts(&seen, &window);
+        let want: BTreeMap<String, i64> = [("like", 1), ("love", 1), ("+1", 2)]
+            .map(|(k, n)| (k.to_owned(), n))
+            .into();
+        assert_eq!(exact, want);
     }
 }

@@ -52,7 +52,7 @@ async fn a_live_lease_is_kept_and_a_dead_one_taken_over() {
         .expect("taken over from a holder that stopped");
     assert!(!counts.renew_lease(&post, "c").await.expect("answers"));
     counts.release_lease(&post, "c").await.expect("a no-op");
-    assert!(!counts.settle(&post, 0, "c", 5).await.expect("answers"));
+    assert!(!counts.settle(&post, 0, "c", 5, &[]).await.expect("answers"));
     let held = counts
         .read_post(&post)
         .await

@@ -2,7 +2,7 @@
 //! fences, windows, lease and correction, the audit's exact counts, the backfill's scans.
 //! Written as ports so that the admin flows run on the in-memory stores as on DynamoDB.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
 
@@ -14,13 +14,22 @@ use super::{CountsLedger, LeaseState, StoreError};
 
 /// The Likes table, as the admin tool sees it.
 pub trait LikesAdmin: Send + Sync {
-    /// The bucket's likes, counted with a consistent read (control items excluded).
+    /// The bucket's likes, counted with a consistent read (control items and other kinds
+    /// excluded).
     fn count_bucket(
         &self,
         bucket: &PostBucket,
     ) -> impl Future<Output = Result<i64, StoreError>> + Send;
 
-    /// The users who like in the bucket, read consistently.
+    /// The bucket's count of every kind held in it (`like` included, when any), with a
+    /// consistent read.
+    fn count_kinds(
+        &self,
+        bucket: &PostBucket,
+    ) -> impl Future<Output = Result<BTreeMap<String, i64>, StoreError>> + Send;
+
+    /// The sort keys of the bucket's likes and reactions (`{user}`, `{user}#{kind}`), read
+    /// consistently: who holds what.
     fn bucket_users(
         &self,
         bucket: &PostBucket,
@@ -68,7 +77,8 @@ pub trait LikesAdmin: Send + Sync {
 /// A recount job's window on one bucket, as read back.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Window {
-    /// Each user who changed inside the window, and whether their last change was a like.
+    /// Each item (a user's like, `{user}#{kind}` a reaction) that changed inside the window,
+    /// and whether its last change put it (rather than removed it).
     pub last: HashMap<String, bool>,
     /// How many entries were read (one per change).
     pub entries: u64,
@@ -129,8 +139,9 @@ pub trait CountsAdmin: CountsLedger {
         job: &str,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// A recount's correction: adds `diff` to the bucket's count and forgets the end noted for
-    /// `job`, once, only while that end is the one noted and `job` holds the post's lease.
+    /// A recount's correction: adds `diff` to the bucket's count and each of `kinds`' diffs to
+    /// its kind's (every kind noted at the end is named, 0 or not), and forgets the end noted
+    /// for `job`, once, only while that end is the one noted and `job` holds the post's lease.
     /// False if not (settled already, another job's end, or the lease lost).
     fn settle(
         &self,
@@ -138,6 +149,7 @@ pub trait CountsAdmin: CountsLedger {
         bucket: u8,
         job: &str,
         diff: i64,
+        kinds: &[(String, i64)],
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Every post id with a Counts item, as stored.

@@ -39,8 +39,14 @@ pub enum FenceWrite<'a> {
     /// a job that does not only advances the mark.
     Begin { job: &'a str, holds_lease: bool },
     /// Closes `job`'s window, noting the bucket's count and window entries at this point for
-    /// the job; with `closes` false (the window is not the job's) it only advances the mark.
-    End { job: &'a str, closes: bool },
+    /// the job, and the count of each of `kinds` (the reaction kinds the bucket has, or has in
+    /// the batch before the fence); with `closes` false (the window is not the job's) it only
+    /// advances the mark.
+    End {
+        job: &'a str,
+        closes: bool,
+        kinds: &'a [String],
+    },
 }
 
 /// A fence's stream record, as applied to its bucket.
@@ -62,6 +68,7 @@ pub struct FenceRecord<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowEntry<'a> {
     pub job: &'a str,
+    /// The changed item's sort key: the user for a like, `{user}#{kind}` for a reaction.
     pub user: &'a str,
     pub seq: Seq<'a>,
     pub liked: bool,
@@ -105,6 +112,8 @@ pub struct Ended {
     pub count: i64,
     /// How many window entries the aggregator wrote between the job's fences.
     pub entries: u64,
+    /// The bucket's count of each reaction kind other than the like at the end fence.
+    pub kinds: BTreeMap<String, i64>,
 }
 
 /// A post's recount lease, as held: by which job, how often renewed, and for how long each

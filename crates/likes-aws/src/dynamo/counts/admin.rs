@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::AttributeValue;
 use likes_core::{CountsAdmin, LeaseState, PostId, StoreError};
 
-use super::{bucket_attrs, parse_n, post_key, recount_attrs, DynamoCounts};
+use super::{
+    bucket_attrs, ended_kind_attr, kind_attr, parse_n, post_key, recount_attrs, DynamoCounts,
+};
 use crate::dynamo::applied;
 use crate::dynamo::classify::classify_read;
 use crate::dynamo::schema::counts::{LEASE_BEAT, LEASE_JOB, LEASE_TERM, PK};
@@ -108,6 +110,7 @@ impl CountsAdmin for DynamoCounts {
         bucket: u8,
         job: &str,
         diff: i64,
+        kinds: &[(String, i64)],
     ) -> Result<bool, StoreError> {
         let (c, _, _) = bucket_attrs(bucket);
         let a = recount_attrs(bucket);
@@ -123,13 +126,31 @@ impl CountsAdmin for DynamoCounts {
             .expression_attribute_names("#en", a.ended_entries)
             .expression_attribute_names("#lj", LEASE_JOB)
             .expression_attribute_values(":job", job_value(job));
-        req = if diff == 0 {
-            req.update_expression("REMOVE #ej, #ec, #en")
-        } else {
-            req.update_expression("ADD #c :d REMOVE #ej, #ec, #en")
+        let mut adds = Vec::new();
+        let mut removes = vec!["#ej".to_owned(), "#ec".to_owned(), "#en".to_owned()];
+        if diff != 0 {
+            adds.push("#c :d".to_owned());
+            req = req
                 .expression_attribute_names("#c", c)
-                .expression_attribute_values(":d", n(diff))
+                .expression_attribute_values(":d", n(diff));
+        }
+        // Every noted kind's note is removed; the kinds that drifted are corrected.
+        for (i, (kind, d)) in kinds.iter().enumerate() {
+            removes.push(format!("#ek{i}"));
+            req = req.expression_attribute_names(format!("#ek{i}"), ended_kind_attr(bucket, kind));
+            if *d != 0 {
+                adds.push(format!("#k{i} :k{i}"));
+                req = req
+                    .expression_attribute_names(format!("#k{i}"), kind_attr(bucket, kind))
+                    .expression_attribute_values(format!(":k{i}"), n(*d));
+            }
+        }
+        let add = if adds.is_empty() {
+            String::new()
+        } else {
+            format!("ADD {} ", adds.join(", "))
         };
+        req = req.update_expression(format!("{add}REMOVE {}", removes.join(", ")));
         applied(req.send().await)
     }
 

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use likes_core::time::now_ts;
 use likes_core::{ApplyOutcome, FenceRecord, FenceWrite, PostId, StoreError};
 
-use super::{bucket_attrs, post_key, recount_attrs, DynamoCounts};
+use super::{bucket_attrs, ended_kind_attr, kind_attr, post_key, recount_attrs, DynamoCounts};
 use crate::dynamo::classify::classify;
 use crate::dynamo::schema::counts::{LEASE_JOB, UPDATED_AT};
 use crate::dynamo::{applied, failed_condition};
@@ -58,12 +58,28 @@ impl DynamoCounts {
                 .expression_attribute_names("#lj", LEASE_JOB)
                 .expression_attribute_values(":job", AttributeValue::S(job.to_owned()))
                 .expression_attribute_values(":zero", zero),
-            FenceWrite::End { job, closes: true } => req
+            FenceWrite::End {
+                job,
+                closes: true,
+                kinds,
+            } => {
+                // Each kind's count is noted beside the like's, read the same way.
+                let mut noted = String::new();
+                for (i, kind) in kinds.iter().enumerate() {
+                    noted.push_str(&format!(", #ek{i} = if_not_exists(#k{i}, :zero)"));
+                    req = req
+                        .expression_attribute_names(
+                            format!("#ek{i}"),
+                            ended_kind_attr(r.bucket, kind),
+                        )
+                        .expression_attribute_names(format!("#k{i}"), kind_attr(r.bucket, kind));
+                }
+                req
                 // `SET ec = c` reads c before the update: the count through the records before
                 // this fence, which is what the job compares with; `en = wn`, likewise, the
                 // entries the window holds.
                 .update_expression(format!(
-                    "{mark}, #ej = :job, #ec = if_not_exists(#c, :zero), #en = if_not_exists(#wn, :zero) REMOVE #w, #wn, #wt"
+                    "{mark}, #ej = :job, #ec = if_not_exists(#c, :zero), #en = if_not_exists(#wn, :zero){noted} REMOVE #w, #wn, #wt"
                 ))
                 .condition_expression(format!("{placed} AND #w = :job"))
                 .expression_attribute_names("#w", a.window)
@@ -74,7 +90,8 @@ impl DynamoCounts {
                 .expression_attribute_names("#en", a.ended_entries)
                 .expression_attribute_names("#c", c)
                 .expression_attribute_values(":job", AttributeValue::S(job.to_owned()))
-                .expression_attribute_values(":zero", zero),
+                .expression_attribute_values(":zero", zero)
+            }
             FenceWrite::Begin { .. } | FenceWrite::End { .. } => {
                 req.update_expression(mark).condition_expression(placed)
             }

@@ -40,9 +40,15 @@ pub fn kind_attr(b: u8, kind: &str) -> String {
     format!("k{b}#{kind}")
 }
 
-/// The bucket and kind of a kind count's attribute name.
-fn kind_attr_of(name: &str) -> Option<(u8, &str)> {
-    let (b, kind) = name.strip_prefix('k')?.split_once('#')?;
+/// The attribute of bucket `b`'s count of `kind` as a recount's end fence noted it.
+pub fn ended_kind_attr(b: u8, kind: &str) -> String {
+    format!("ek{b}#{kind}")
+}
+
+/// The bucket and kind of a kind count's attribute name (`k<b>#<K>`), or of a noted one
+/// (`ek<b>#<K>`) with `prefix` "ek".
+fn kind_attr_of<'a>(name: &'a str, prefix: &str) -> Option<(u8, &'a str)> {
+    let (b, kind) = name.strip_prefix(prefix)?.split_once('#')?;
     let b: u8 = b.parse().ok()?;
     (b < BUCKETS && likes_core::reaction::is_kind(kind)).then_some((b, kind))
 }
@@ -179,6 +185,7 @@ fn post_counts_of(item: &HashMap<String, AttributeValue>) -> Result<PostCounts, 
                 job,
                 count,
                 entries: n(&r.ended_entries)?.unwrap_or(0).max(0) as u64,
+                kinds: BTreeMap::new(),
             }),
             _ => None,
         };
@@ -194,9 +201,15 @@ fn post_counts_of(item: &HashMap<String, AttributeValue>) -> Result<PostCounts, 
         };
     }
     for (name, value) in item {
-        if let Some((b, kind)) = kind_attr_of(name) {
+        if let Some((b, kind)) = kind_attr_of(name, "k") {
             let n = parse_n(name, Some(value))?.unwrap_or(0);
             out.buckets[usize::from(b)].kinds.insert(kind.to_owned(), n);
+        }
+        if let Some((b, kind)) = kind_attr_of(name, "ek") {
+            let n = parse_n(name, Some(value))?.unwrap_or(0);
+            if let Some(ended) = out.buckets[usize::from(b)].ended.as_mut() {
+                ended.kinds.insert(kind.to_owned(), n);
+            }
         }
     }
     out.updated_at = item.get(UPDATED_AT).and_then(|v| v.as_s().ok()).cloned();

@@ -1,20 +1,20 @@
 //! The admin tool's side of the Likes table: exact counts, the users of a bucket, recount
 //! fences and windows, and the backfill's scan.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, Select, WriteRequest};
+use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, WriteRequest};
 use likes_core::control::{self, fence_key, is_control, KeyRange, Phase, LIKES_END};
 use likes_core::reaction::Held;
 use likes_core::{LikesAdmin, PostBucket, StoreError, Window};
 
 use super::windows::{CONTROL_TTL_SECS, LIKED};
 use super::{item_key, DynamoLikes};
-use crate::dynamo::calls::{self, query_all, query_pages};
+use crate::dynamo::calls::{self, query_all};
 use crate::dynamo::classify::{build, classify, classify_read};
 use crate::dynamo::s;
-use crate::dynamo::schema::likes::{EVENT, EXPIRES_AT, LIKED_AT, PK, SK};
+use crate::dynamo::schema::likes::{EVENT, EXPIRES_AT, PK, SK};
 
 impl DynamoLikes {
     /// A consistent Query of the bucket's items whose sort key is in `range`.
@@ -56,14 +56,11 @@ impl DynamoLikes {
         Ok(out)
     }
 
-    /// The likes of a bucket (every user id sorts below `~`), consistently. Reactions of other
-    /// kinds share the range (`{user}#{kind}`) but have no `liked_at`: the filter drops them, and
-    /// a count counts what passes it.
-    fn likes_query(
-        &self,
-        bucket: &PostBucket,
-    ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
-        self.client
+    /// The sort keys of a bucket's likes and reactions (every user id, and so every
+    /// `{user}#{kind}`, sorts below `~`), consistently.
+    async fn held_keys(&self, bucket: &PostBucket) -> Result<Vec<String>, StoreError> {
+        let query = self
+            .client
             .query()
             .table_name(&self.table)
             .key_condition_expression("#pb = :pb AND #sk < :end")
@@ -71,30 +68,39 @@ impl DynamoLikes {
             .expression_attribute_names("#sk", SK)
             .expression_attribute_values(":pb", s(bucket.to_string()))
             .expression_attribute_values(":end", s(LIKES_END))
-            .filter_expression("attribute_exists(#at)")
-            .expression_attribute_names("#at", LIKED_AT)
-            .consistent_read(true)
-    }
-}
-
-impl LikesAdmin for DynamoLikes {
-    async fn count_bucket(&self, bucket: &PostBucket) -> Result<i64, StoreError> {
-        let mut n = 0i64;
-        query_pages(self.likes_query(bucket).select(Select::Count), |out| {
-            n += i64::from(out.count);
-            Ok(true)
-        })
-        .await?;
-        Ok(n)
-    }
-
-    async fn bucket_users(&self, bucket: &PostBucket) -> Result<HashSet<String>, StoreError> {
-        let query = self.likes_query(bucket).projection_expression("#sk");
+            .projection_expression("#sk")
+            .consistent_read(true);
         Ok(query_all(query)
             .await?
             .into_iter()
             .filter_map(|item| item.get(SK).and_then(|v| v.as_s().ok()).cloned())
             .collect())
+    }
+}
+
+impl LikesAdmin for DynamoLikes {
+    async fn count_bucket(&self, bucket: &PostBucket) -> Result<i64, StoreError> {
+        // Counted by sort key, as the aggregator counts: a like is a key without `#`. A Query
+        // bills what it reads, so reading the keys costs what `Select::Count` would.
+        let keys = self.held_keys(bucket).await?;
+        Ok(keys
+            .iter()
+            .filter(|k| matches!(Held::of(k), Held::Like(_)))
+            .count() as i64)
+    }
+
+    async fn count_kinds(&self, bucket: &PostBucket) -> Result<BTreeMap<String, i64>, StoreError> {
+        let mut counts = BTreeMap::new();
+        for key in self.held_keys(bucket).await? {
+            if let Some(kind) = Held::of(&key).kind() {
+                *counts.entry(kind.to_owned()).or_insert(0) += 1;
+            }
+        }
+        Ok(counts)
+    }
+
+    async fn bucket_users(&self, bucket: &PostBucket) -> Result<HashSet<String>, StoreError> {
+        Ok(self.held_keys(bucket).await?.into_iter().collect())
     }
 
     async fn put_fence(

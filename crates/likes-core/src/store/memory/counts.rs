@@ -124,14 +124,24 @@ impl CountsLedger for MemoryCounts {
                     b.window_opened = Some(r.created);
                     b.window_entries = 0;
                 }
-                FenceWrite::End { job, closes: true } => {
+                FenceWrite::End {
+                    job,
+                    closes: true,
+                    kinds,
+                } => {
                     if b.window.as_deref() != Some(job) {
                         return ApplyOutcome::AlreadyApplied;
                     }
+                    // As on DynamoDB: only the kinds the fence names are noted.
+                    let noted = kinds
+                        .iter()
+                        .map(|k| (k.clone(), b.kinds.get(k).copied().unwrap_or(0)))
+                        .collect();
                     b.ended = Some(Ended {
                         job: job.to_owned(),
                         count: b.count,
                         entries: b.window_entries,
+                        kinds: noted,
                     });
                     b.window = None;
                     b.window_opened = None;
@@ -252,6 +262,7 @@ impl CountsAdmin for MemoryCounts {
         bucket: u8,
         job: &str,
         diff: i64,
+        kinds: &[(String, i64)],
     ) -> Result<bool, StoreError> {
         self.with_item(post, |item| {
             let holds = item.lease.as_ref().is_some_and(|l| l.job == job);
@@ -260,6 +271,9 @@ impl CountsAdmin for MemoryCounts {
                 return false;
             }
             b.count += diff;
+            for (kind, d) in kinds {
+                *b.kinds.entry(kind.clone()).or_insert(0) += d;
+            }
             b.ended = None;
             true
         })

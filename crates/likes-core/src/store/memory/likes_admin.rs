@@ -1,7 +1,7 @@
 //! The in-memory Likes table as the admin tool and the erase procedures see it: fences,
 //! windows, control items, scans and deletes.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{poisoned, MemoryLikes};
@@ -72,12 +72,29 @@ impl LikesAdmin for MemoryLikes {
         Ok(items.keys().filter(|(b, _)| b == bucket).count() as i64)
     }
 
+    async fn count_kinds(&self, bucket: &PostBucket) -> Result<BTreeMap<String, i64>, StoreError> {
+        let mut counts = BTreeMap::new();
+        for key in self.bucket_users(bucket).await? {
+            if let Some(kind) = Held::of(&key).kind() {
+                *counts.entry(kind.to_owned()).or_insert(0) += 1;
+            }
+        }
+        Ok(counts)
+    }
+
     async fn bucket_users(&self, bucket: &PostBucket) -> Result<HashSet<String>, StoreError> {
         let items = self.items.lock().map_err(|_| poisoned())?;
+        let reactions = self.reactions.lock().map_err(|_| poisoned())?;
         Ok(items
             .keys()
             .filter(|(b, _)| b == bucket)
             .map(|(_, u)| u.to_string())
+            .chain(
+                reactions
+                    .keys()
+                    .filter(|(b, _, _)| b == bucket)
+                    .map(|(_, u, k)| sort_key(u, k)),
+            )
             .collect())
     }
 
