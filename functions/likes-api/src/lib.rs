@@ -17,8 +17,8 @@ pub mod metrics;
 mod reactions;
 pub mod request;
 pub mod routes;
+mod summary;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use http::{header, HeaderValue, StatusCode};
@@ -35,7 +35,7 @@ pub use crate::error::ApiError;
 pub use crate::identity::Auth;
 use crate::liker_ids::LikerIds;
 use crate::limits::{Class, Limiter};
-use crate::request::{expect_no_body, limit, query_param, request_id, summary_ids, write_token};
+use crate::request::{expect_no_body, limit, query_param, request_id, write_token};
 use crate::routes::{route, Route};
 use likes_aws::env::CallerLimits;
 
@@ -353,52 +353,5 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             |last| self.liker_ids.seal(cursor::encode_likers(post, last)),
             |i| json!({ "user_id": self.liker_ids.show(&i.user_id), "liked_at": i.liked_at }),
         ))
-    }
-
-    async fn summary(&self, req: &Request, me: &UserId) -> Answer {
-        let ids = summary_ids(req)?;
-        if !self.reactions.kinds.like_only() {
-            return self.summary_of_kinds(&ids, me).await;
-        }
-        let mut counts: HashMap<PostId, i64> = HashMap::with_capacity(ids.len());
-        let mut misses = Vec::new();
-        for post in &ids {
-            match self.cache.get(post) {
-                Some(n) => {
-                    counts.insert(post.clone(), n);
-                }
-                None => misses.push(post.clone()),
-            }
-        }
-        // Two round trips, in parallel: the counts' items, and the caller's likes.
-        let fetched = async {
-            if misses.is_empty() {
-                Ok(HashMap::new())
-            } else {
-                self.counts.post_counts(&misses).await
-            }
-        };
-        let liked = self.likes.liked_among(me, &ids);
-        let (fetched, liked) = futures::try_join!(fetched, liked)?;
-        for post in &misses {
-            let n = fetched.get(post).copied().unwrap_or(0);
-            self.cache.put(post, n);
-            counts.insert(post.clone(), n);
-        }
-        let items: Vec<Value> = ids
-            .iter()
-            .map(|post| {
-                let n = public_count(counts.get(post).copied().unwrap_or(0));
-                let mine: &[&str] = if liked.contains(post) { &["like"] } else { &[] };
-                json!({
-                    "post_id": post,
-                    "like_count": n,
-                    "liked_by_me": liked.contains(post),
-                    "reactions": { "like": n },
-                    "my_reactions": mine,
-                })
-            })
-            .collect();
-        Ok(json!({ "items": items }))
     }
 }

@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 
 use lambda_http::Request;
-use likes_core::reaction::LIKE;
 use likes_core::time::now_ts;
 use likes_core::{CountsRead, Kind, Mode, PostId, ReactionsStore, UserId};
 use serde_json::{json, Map, Value};
@@ -112,34 +111,6 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             .filter(|k| self.reactions.kinds.get(k.as_str()).is_some())
             .collect();
         Ok(json!({ "post_id": post, "counts": shown, "total": total, "mine": mine }))
-    }
-
-    /// The summary of a deployment with several kinds: each post's counts per kind and the
-    /// caller's own, in two reads in parallel (the Counts items, the caller's reactions' keys).
-    pub(crate) async fn summary_of_kinds(&self, ids: &[PostId], me: &UserId) -> Answer {
-        let kinds = &self.reactions.kinds;
-        let counts = self.counts.kind_counts_among(ids);
-        let mine = self.likes.reacted_among(me, ids, kinds);
-        let (counts, mine) = futures::try_join!(counts, mine)?;
-        let none = BTreeMap::new();
-        let items: Vec<Value> = ids
-            .iter()
-            .map(|post| {
-                let post_counts = counts.get(post).unwrap_or(&none);
-                let (shown, _) = shown_counts(kinds.iter(), post_counts);
-                let like = public_count(post_counts.get(LIKE).copied().unwrap_or(0));
-                self.cache.put(post, like);
-                let my: &[Kind] = mine.get(post).map_or(&[], Vec::as_slice);
-                json!({
-                    "post_id": post,
-                    "like_count": like,
-                    "liked_by_me": my.iter().any(Kind::is_like),
-                    "reactions": shown,
-                    "my_reactions": my,
-                })
-            })
-            .collect();
-        Ok(json!({ "items": items }))
     }
 
     /// Who reacted with `kind`, newest first, paged as the likers are.

@@ -11,6 +11,7 @@
 
 mod admin;
 mod erase;
+mod item;
 mod reactions;
 mod read;
 mod single;

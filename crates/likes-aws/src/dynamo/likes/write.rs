@@ -41,15 +41,14 @@ use aws_sdk_dynamodb::types::{
 };
 
 use likes_core::control::marker_key;
-use likes_core::reaction::{kind_key, sort_key};
-use likes_core::{Kind, PostBucket, PostId, StoreError, UserId, WriteToken};
+use likes_core::reaction::sort_key;
+use likes_core::{PostBucket, StoreError};
 
-use super::{item_key, reaction_key, DynamoLikes};
+pub(super) use super::item::Request;
+use super::{item_key, DynamoLikes};
 use crate::dynamo::calls::get_string;
 use crate::dynamo::classify::{build, classify};
-use crate::dynamo::schema::likes::{
-    EXPIRES_AT, KIND_KEY, LIKED_AT, OP, POST_ID, REACTED_AT, REACTOR, SK, TOKEN,
-};
+use crate::dynamo::schema::likes::{EXPIRES_AT, OP, SK, TOKEN};
 use crate::dynamo::schema::markers;
 use crate::dynamo::{failed_condition, s};
 
@@ -132,39 +131,6 @@ pub(super) fn no_sdk_retries() -> aws_sdk_dynamodb::config::Builder {
 
 pub(super) fn is_ccf(code: Option<&str>) -> bool {
     code == Some("ConditionalCheckFailed")
-}
-
-/// One request to add or remove a reaction (a like is the kind `like`): whose, of which post,
-/// which kind, and its token.
-pub(super) struct Request<'a> {
-    pub post: &'a PostId,
-    pub user: &'a UserId,
-    pub kind: &'a Kind,
-    pub token: &'a WriteToken,
-}
-
-impl Request<'_> {
-    /// The key of the item the request writes.
-    pub(super) fn key(&self) -> HashMap<String, AttributeValue> {
-        reaction_key(self.post, self.user, self.kind)
-    }
-
-    /// The item a request writes: a like as it always was, a reaction with its own time
-    /// attribute and its two indexes' keys (`schema::likes`).
-    pub(super) fn item(&self, at: &str) -> HashMap<String, AttributeValue> {
-        let mut item = self.key();
-        item.insert(POST_ID.to_owned(), s(self.post.as_str()));
-        item.insert(TOKEN.to_owned(), s(self.token.as_str()));
-        if self.kind.is_like() {
-            item.insert(LIKED_AT.to_owned(), s(at));
-        } else {
-            let bucket = PostBucket::for_like(self.post, self.user);
-            item.insert(REACTED_AT.to_owned(), s(at));
-            item.insert(KIND_KEY.to_owned(), s(kind_key(&bucket, self.kind)));
-            item.insert(REACTOR.to_owned(), s(self.user.as_str()));
-        }
-        item
-    }
 }
 
 impl DynamoLikes {
