@@ -152,8 +152,8 @@ impl EraseStore for DynamoLikes {
             .delete_item()
             .table_name(&self.table)
             .set_key(Some(item_key(bucket, sort_key(user, kind))))
-            .condition_expression("#t <= :t")
-            .expression_attribute_names("#t", REACTED_AT)
+            .condition_expression("#at <= :t")
+            .expression_attribute_names("#at", REACTED_AT)
             .expression_attribute_values(":t", s(t))
             .send()
             .await;
