@@ -29,8 +29,36 @@ fn key_of(schema: &Value) -> Key {
     }
 }
 
+/// The deployed schema of a property: an `!If [AllReactionIndexes, full, upgrade]` is the
+/// `full` branch (the other is a stack's first step of the upgrade to reactions; checked by
+/// `the_upgrade_step_adds_the_erase_index_first`).
+fn full(v: &Value) -> &Value {
+    match v {
+        Value::Tagged(t) if t.tag == "!If" && t.value[0].as_str() == Some("AllReactionIndexes") => {
+            &t.value[1]
+        }
+        other => other,
+    }
+}
+
+/// The upgrade step's branch of an `!If [AllReactionIndexes, …]` property.
+fn upgrade(v: &Value) -> &Value {
+    match v {
+        Value::Tagged(t) if t.tag == "!If" => &t.value[2],
+        other => panic!("not an !If: {other:?}"),
+    }
+}
+
+fn names(seq: &Value, field: &str) -> Vec<String> {
+    seq.as_sequence()
+        .expect("a list")
+        .iter()
+        .map(|i| s(&i[field]).to_owned())
+        .collect()
+}
+
 fn indexes(props: &Value, field: &str) -> Vec<(String, Key, String)> {
-    props[field]
+    full(&props[field])
         .as_sequence()
         .map(|seq| {
             seq.iter()
@@ -64,7 +92,7 @@ fn check(def: &TableDef) {
     };
     assert_eq!(s(&billing), "PAY_PER_REQUEST", "{}", def.logical_id);
 
-    let mut attrs: Vec<(String, String)> = props["AttributeDefinitions"]
+    let mut attrs: Vec<(String, String)> = full(&props["AttributeDefinitions"])
         .as_sequence()
         .expect("AttributeDefinitions")
         .iter()
@@ -120,4 +148,23 @@ fn template_matches_schema() {
     check(&EVENT_STATE);
     check(&ERASE_REQUESTS);
     check(&MARKERS);
+}
+
+/// A stack from before reactions upgrades in two deploys (CloudFormation adds one global index
+/// per update): the first step's branch has the erase's index and not `by_kind`, and defines
+/// only the attributes its keys use (DynamoDB refuses others).
+#[test]
+fn the_upgrade_step_adds_the_erase_index_first() {
+    let t = template();
+    let props = &t["Resources"]["LikesTable"]["Properties"];
+    let gsis = &props["GlobalSecondaryIndexes"];
+    assert_eq!(
+        names(full(gsis), "IndexName"),
+        ["by_user", "by_kind", "by_reactor"]
+    );
+    assert_eq!(names(upgrade(gsis), "IndexName"), ["by_user", "by_reactor"]);
+    let attrs = &props["AttributeDefinitions"];
+    let mut want = names(full(attrs), "AttributeName");
+    want.retain(|a| a != likes::KIND_KEY);
+    assert_eq!(names(upgrade(attrs), "AttributeName"), want);
 }
