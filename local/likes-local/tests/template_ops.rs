@@ -453,11 +453,16 @@ fn provisioned_capacity_scales_every_table_and_index_it_provisions() {
                 "{name} does not scale {dim}: {targets:?}"
             );
         }
-        for gsi in table["Properties"]["GlobalSecondaryIndexes"]
-            .as_sequence()
-            .into_iter()
-            .flatten()
-        {
+        // The Likes table's list is `!If [AllReactionIndexes, all, the upgrade step's]`:
+        // every index of either branch.
+        let gsis = &table["Properties"]["GlobalSecondaryIndexes"];
+        let lists: Vec<&Value> = match gsis {
+            Value::Tagged(t) => t.value.as_sequence().expect("!If parts")[1..]
+                .iter()
+                .collect(),
+            other => vec![other],
+        };
+        for gsi in lists.into_iter().filter_map(Value::as_sequence).flatten() {
             let (cond, _, _) = if_parts(&gsi["ProvisionedThroughput"]);
             assert_eq!(cond, "Provisioned");
             for dim in [
