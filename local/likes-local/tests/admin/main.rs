@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod erase;
+mod reactions;
 mod recount;
 mod repairs;
 
@@ -38,9 +39,19 @@ impl Local {
     }
 
     pub fn on(emulator: Emulator, chaos_seed: Option<u64>) -> Self {
+        Self::with(emulator, chaos_seed, Vec::new())
+    }
+
+    /// A stack with these settings besides (`LIKES_REACTION_KINDS`, …).
+    pub fn with(
+        emulator: Emulator,
+        chaos_seed: Option<u64>,
+        env: Vec<(&'static str, String)>,
+    ) -> Self {
         let stack = Stack::start(&Options {
             endpoint: Some(emulator.endpoint.clone()),
             chaos_seed,
+            env,
             ..Options::default()
         });
         let rt = tokio::runtime::Builder::new_multi_thread()

@@ -78,7 +78,7 @@ fn audit_reports_exactly_the_drifted_bucket_and_recount_repairs_it() {
     assert!(!r.clean, "drift found means exit status 1: {}", r.doc);
     assert_eq!(r.doc["drifted"], 1, "{}", r.doc);
     assert_eq!(r.doc["posts"][0]["drifted"], false, "{}", r.doc);
-    let want = json!([{"bucket": b, "counted": table[usize::from(b)] + 5, "exact": table[usize::from(b)]}]);
+    let want = json!([{"bucket": b, "kind": "like", "counted": table[usize::from(b)] + 5, "exact": table[usize::from(b)]}]);
     assert_eq!(r.doc["posts"][1]["drifts"], want, "{}", r.doc);
     let all = local.admin(&["audit", "--all"]).expect("audit --all runs");
     let drifted: Vec<&Value> = all.doc["posts"]
