@@ -19,6 +19,9 @@ use crate::ids::UserId;
 pub const LIKE: &str = "like";
 /// Longest kind, in bytes.
 pub const MAX_KIND_LEN: usize = 32;
+/// Most kinds a deployment may have, the like included: the aggregator's one update per post
+/// names each kind of each bucket a batch changed, and an update expression holds 4 KB.
+pub const MAX_KINDS: usize = 10;
 
 /// Whether `b` may appear in a kind: `a-z 0-9 _ + -`.
 const fn is_kind_byte(b: u8) -> bool {
@@ -44,6 +47,8 @@ pub enum KindError {
     Grammar(String),
     #[error("reaction mode {0:?} is neither \"multi\" nor \"single\"")]
     Mode(String),
+    #[error("{0} reaction kinds: at most {MAX_KINDS}, the like included")]
+    TooMany(usize),
 }
 
 impl Kind {
@@ -95,6 +100,9 @@ impl Kinds {
             if !kinds.0.contains(&kind) {
                 kinds.0.push(kind);
             }
+        }
+        if kinds.0.len() > MAX_KINDS {
+            return Err(KindError::TooMany(kinds.0.len()));
         }
         Ok(kinds)
     }
@@ -246,6 +254,13 @@ mod tests {
         assert_eq!(names, ["like", "love", "laugh"]);
         assert!(Kinds::parse("").unwrap().like_only());
         assert!(Kinds::parse("love,Bad").is_err());
+        let ten: Vec<String> = (1..MAX_KINDS).map(|i| format!("k{i}")).collect();
+        assert_eq!(Kinds::parse(&ten.join(",")).map(|k| k.len()), Ok(MAX_KINDS));
+        let eleven = format!("{},k99", ten.join(","));
+        assert_eq!(
+            Kinds::parse(&eleven),
+            Err(KindError::TooMany(MAX_KINDS + 1))
+        );
         assert_eq!(k.get("laugh").map(Kind::as_str), Some("laugh"));
         assert_eq!(k.get("angry"), None);
     }

@@ -234,6 +234,17 @@ impl Tables {
     /// Sends `method path` as `sub` from a second device: its own client (no injected faults),
     /// its own thread and runtime, waited for. Safe to call from inside an interceptor.
     pub fn second_device(&self, method: &str, path: &str, sub: &str) -> Reply {
+        self.second_device_of(likes_core::Reactions::default(), method, path, sub)
+    }
+
+    /// As [`Tables::second_device`], on a deployment with these reaction settings.
+    pub fn second_device_of(
+        &self,
+        reactions: likes_core::Reactions,
+        method: &str,
+        path: &str,
+        sub: &str,
+    ) -> Reply {
         let (t, method, path, sub) = (
             self.clone(),
             method.to_owned(),
@@ -245,7 +256,8 @@ impl Tables {
                 .enable_all()
                 .build()
                 .expect("a runtime");
-            rt.block_on(async { call_as(&t.app(), &method, &path, &sub).await })
+            let app = t.app().with_reactions(reactions);
+            rt.block_on(async { call_as(&app, &method, &path, &sub).await })
         })
         .join()
         .expect("the second device's request")

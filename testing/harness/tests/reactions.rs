@@ -248,3 +248,75 @@ async fn on_dynamodb() {
     let in_partition = t.likes();
     single_mode_replaces(&in_partition).await;
 }
+
+/// Runs `hook` once, when the first `Query` the client sends has been answered: a second
+/// device's request that commits between a `single`-mode round's read of the user's items and
+/// whatever that round does next.
+struct AfterFirstQuery(std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>);
+
+impl std::fmt::Debug for AfterFirstQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AfterFirstQuery")
+    }
+}
+
+impl aws_sdk_dynamodb::config::Intercept for AfterFirstQuery {
+    fn name(&self) -> &'static str {
+        "AfterFirstQuery"
+    }
+
+    fn read_after_deserialization(
+        &self,
+        _ctx: &aws_sdk_dynamodb::config::interceptors::AfterDeserializationInterceptorContextRef<
+            '_,
+        >,
+        _rc: &aws_sdk_dynamodb::config::RuntimeComponents,
+        cfg: &mut aws_sdk_dynamodb::config::ConfigBag,
+    ) -> Result<(), aws_sdk_dynamodb::error::BoxError> {
+        let op = cfg
+            .load::<aws_smithy_runtime_api::client::orchestrator::Metadata>()
+            .map(|m| m.name().to_owned());
+        if op.as_deref() == Some("Query") {
+            if let Some(hook) = self.0.lock().map_err(|_| "hook lock")?.take() {
+                hook();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A reaction of another kind, committed by a second device just after a `single`-mode request
+/// read the user's items: the request must replace it, never hold both. (Reading the guard
+/// after the items, or both at once, held both.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_reaction_committed_between_the_reads_is_replaced_not_kept() {
+    let t = Tables::new().await;
+    let (post, me) = (PostId::new_random(), UserId::new_random());
+    let reactions = likes_core::Reactions {
+        kinds: Kinds::parse("like,love,laugh").unwrap(),
+        mode: likes_core::Mode::Single,
+    };
+    let (other, settings) = (t.clone(), reactions.clone());
+    let laugh_path = format!("/posts/{post}/reactions/laugh");
+    let sub = me.to_string();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let out = seen.clone();
+    let hook: Box<dyn FnOnce() + Send> = Box::new(move || {
+        let reply = other.second_device_of(settings, "PUT", &laugh_path, &sub);
+        *out.lock().unwrap() = Some(reply);
+    });
+    let app = t
+        .app_with(AfterFirstQuery(std::sync::Mutex::new(Some(hook))))
+        .with_reactions(reactions.clone());
+    let path = format!("/posts/{post}/reactions/love");
+    let (status, body, _) = likes_harness::call_as(&app, "PUT", &path, me.as_str()).await;
+    assert_eq!(status, 200, "{body}");
+    let laugh = seen.lock().unwrap().take().expect("the second device ran");
+    assert_eq!(
+        (laugh.0, &laugh.1["changed"]),
+        (200, &serde_json::json!(true))
+    );
+    let held = t.likes().reactions_of(&post, &me).await.unwrap();
+    assert_eq!(held, [kind("love")], "one kind, the later one");
+    assert_eq!(body["replaced"], "laugh", "{body}");
+}

@@ -222,7 +222,7 @@ pub fn reactions_from_env() -> Result<Reactions, EnvError> {
         kinds: Kinds::parse(&kinds).map_err(|_| EnvError::Invalid {
             name: "LIKES_REACTION_KINDS",
             value: kinds.clone(),
-            what: "kinds separated by commas, each 1 to 32 characters of a-z 0-9 _ + -",
+            what: "at most 10 kinds separated by commas, each 1 to 32 characters of a-z 0-9 _ + -",
         })?,
         mode: Mode::parse(&mode).map_err(|_| EnvError::Invalid {
             name: "LIKES_REACTION_MODE",

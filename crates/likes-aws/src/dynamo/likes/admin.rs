@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, WriteRequest};
 use likes_core::control::{self, fence_key, is_control, KeyRange, Phase, LIKES_END};
-use likes_core::reaction::Held;
+use likes_core::reaction::{is_kind, Held};
 use likes_core::{LikesAdmin, PostBucket, StoreError, Window};
 
 use super::windows::{CONTROL_TTL_SECS, LIKED};
@@ -92,7 +92,8 @@ impl LikesAdmin for DynamoLikes {
     async fn count_kinds(&self, bucket: &PostBucket) -> Result<BTreeMap<String, i64>, StoreError> {
         let mut counts = BTreeMap::new();
         for key in self.held_keys(bucket).await? {
-            if let Some(kind) = Held::of(&key).kind() {
+            // As the aggregator counts: a kind outside the grammar is not one.
+            if let Some(kind) = Held::of(&key).kind().filter(|k| is_kind(k)) {
                 *counts.entry(kind.to_owned()).or_insert(0) += 1;
             }
         }

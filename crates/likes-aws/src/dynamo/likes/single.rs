@@ -1,9 +1,9 @@
 //! `single` mode: a user holds at most one reaction per post, and reacting with another kind
 //! replaces it atomically (docs/reactions.md).
 //!
-//! One round reads the user's items in the post's bucket (a consistent Query of
-//! `likes_core::reaction::user_range`) and the user's guard (`likes_core::control::guard_key`),
-//! then writes one transaction: a `Delete` of each held kind, conditioned on its token; a `Put`
+//! One round reads the user's guard (`likes_core::control::guard_key`), then the user's items in
+//! the post's bucket (a consistent Query of `likes_core::reaction::user_range`), in that order
+//! (`seen`), then writes one transaction: a `Delete` of each held kind, conditioned on its token; a `Put`
 //! of the new kind, conditioned on its absence; the guard, conditioned on the version read; and,
 //! for a named request, its marker. The item conditions catch a held kind that changed; the
 //! guard catches a kind created that the read did not see (a `Put` can only check its own
@@ -21,7 +21,7 @@ use aws_sdk_dynamodb::types::{
 };
 use likes_core::control::guard_key;
 use likes_core::reaction::{sort_key, user_range, Held};
-use likes_core::{Kind, PostBucket, Reacted, StoreError, UserId};
+use likes_core::{Kind, PostBucket, Reacted, StoreError, UserId, WriteToken};
 
 use super::write::{answer_of, backoff, is_ccf, no_sdk_retries, Op, Request, ATTEMPTS, MAX_FLIPS};
 use super::{item_key, DynamoLikes};
@@ -72,14 +72,15 @@ impl DynamoLikes {
         Ok(out)
     }
 
+    /// The guard first, then the items: in that order, a creation that commits between the
+    /// two reads either changed the guard after it was read (the transaction's condition fails)
+    /// or committed before it was read (the Query, strongly consistent, sees its item). Read
+    /// the other way round (or at once), a creation committing between them is seen by neither
+    /// read's check, and two kinds would be held.
     async fn seen(&self, bucket: &PostBucket, user: &UserId) -> Result<Seen, StoreError> {
-        let guard = get_string(
-            &self.client,
-            &self.table,
-            item_key(bucket, guard_key(user)),
-            VERSION,
-        );
-        let (held, guard) = futures::try_join!(self.held_items(bucket, user), guard)?;
+        let key = item_key(bucket, guard_key(user));
+        let guard = get_string(&self.client, &self.table, key, VERSION).await?;
+        let held = self.held_items(bucket, user).await?;
         Ok(Seen { held, guard })
     }
 
@@ -288,7 +289,9 @@ impl DynamoLikes {
         let mut put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(item_key(bucket, guard_key(r.user))))
-            .item(VERSION, s(r.token.as_str()))
+            // A fresh version each time: a token can repeat (a client's `Idempotency-Key`
+            // reused for another kind), and a version seen again would pass a stale read.
+            .item(VERSION, s(WriteToken::random().as_str()))
             .item(EXPIRES_AT, AttributeValue::N(expires.to_string()))
             .expression_attribute_names("#v", VERSION);
         put = match seen {

@@ -9,7 +9,7 @@ use crate::bucket::PostBucket;
 use crate::control::{self, fence_key, is_control, Phase};
 use crate::erase::EraseStore;
 use crate::ids::UserId;
-use crate::reaction::{sort_key, Held, Kind};
+use crate::reaction::{is_kind, sort_key, Held, Kind};
 use crate::store::{LikesAdmin, StoreError, Window};
 
 impl MemoryLikes {
@@ -75,7 +75,8 @@ impl LikesAdmin for MemoryLikes {
     async fn count_kinds(&self, bucket: &PostBucket) -> Result<BTreeMap<String, i64>, StoreError> {
         let mut counts = BTreeMap::new();
         for key in self.bucket_users(bucket).await? {
-            if let Some(kind) = Held::of(&key).kind() {
+            // As the aggregator counts: a kind outside the grammar is not one.
+            if let Some(kind) = Held::of(&key).kind().filter(|k| is_kind(k)) {
                 *counts.entry(kind.to_owned()).or_insert(0) += 1;
             }
         }
