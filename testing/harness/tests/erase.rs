@@ -20,11 +20,13 @@ const BEFORE: &str = "2026-12-01T10:00:00.000Z";
 const REQUEST: &str = "2026-12-01T10:30:00.000Z";
 const AFTER: &str = "2026-12-01T11:00:00.000Z";
 
-/// The real store, with an index that still shows `stale` once (the like's old entry).
+/// The real store, with an index that still shows `stale` once (the like's old entry) — or,
+/// with `kind`, the by-reactor index that shows the reaction of that kind there once.
 struct LaggingIndex<'a, S> {
     store: &'a S,
     stale: PostBucket,
     shown: AtomicBool,
+    kind: Option<Kind>,
 }
 
 impl<S: EraseStore> EraseStore for LaggingIndex<'_, S> {
@@ -37,7 +39,7 @@ impl<S: EraseStore> EraseStore for LaggingIndex<'_, S> {
         from: Option<Self::Resume>,
     ) -> Result<(Vec<PostBucket>, Option<Self::Resume>), StoreError> {
         let (mut buckets, next) = self.store.user_likes(user, up_to, from).await?;
-        if !self.shown.swap(true, Ordering::SeqCst) {
+        if self.kind.is_none() && !self.shown.swap(true, Ordering::SeqCst) {
             buckets.push(self.stale.clone());
         }
         Ok((buckets, next))
@@ -66,7 +68,13 @@ impl<S: EraseStore> EraseStore for LaggingIndex<'_, S> {
         up_to: Option<&str>,
         from: Option<Self::Resume>,
     ) -> Result<(Vec<(PostBucket, Kind)>, Option<Self::Resume>), StoreError> {
-        self.store.user_reactions(user, up_to, from).await
+        let (mut found, next) = self.store.user_reactions(user, up_to, from).await?;
+        if let Some(kind) = &self.kind {
+            if !self.shown.swap(true, Ordering::SeqCst) {
+                found.push((self.stale.clone(), kind.clone()));
+            }
+        }
+        Ok((found, next))
     }
 
     async fn delete_reaction_made_by(
@@ -113,6 +121,7 @@ async fn erase_through_lag<S: EraseStore>(store: &S, user: &UserId, again: &Post
         store,
         stale: PostBucket::for_like(again, user),
         shown: AtomicBool::new(false),
+        kind: None,
     };
     let sweep = Sweep {
         progress: &|_| {},
@@ -215,4 +224,51 @@ async fn an_erase_takes_reactions_on_dynamodb() {
 #[tokio::test]
 async fn an_erase_takes_reactions_in_memory() {
     an_erase_takes_reactions(&MemoryLikes::default()).await;
+}
+
+/// As for likes: the by-reactor index still shows a reaction that was removed and made again
+/// after the request; the delete's condition, checked on the item, keeps it.
+async fn an_erase_keeps_a_reaction_made_again<S: ReactionsStore + EraseStore>(store: &S) {
+    let (user, before, again) = ids();
+    let love = Kind::parse("love").expect("kind");
+    let token = WriteToken::random();
+    for (post, at) in [(&before, BEFORE), (&again, AFTER)] {
+        assert!(store
+            .react(post, &user, &love, at, &token)
+            .await
+            .expect("reacted"));
+    }
+    let lagging = LaggingIndex {
+        store,
+        stale: PostBucket::for_like(&again, &user),
+        shown: AtomicBool::new(false),
+        kind: Some(love.clone()),
+    };
+    let sweep = Sweep {
+        progress: &|_| {},
+        empty_sweeps: 1,
+        pause: Duration::ZERO,
+        before: Some(REQUEST),
+    };
+    assert_eq!(
+        erase_user(&lagging, &user, &sweep).await.expect("erased"),
+        1
+    );
+    assert!(store
+        .reactions_of(&before, &user)
+        .await
+        .expect("read")
+        .is_empty());
+    let kept = store.reactions_of(&again, &user).await.expect("read");
+    assert_eq!(kept, std::slice::from_ref(&love), "made after the request");
+}
+
+#[tokio::test]
+async fn an_erase_keeps_a_reaction_made_again_after_its_request_on_dynamodb() {
+    an_erase_keeps_a_reaction_made_again(&Tables::new().await.likes()).await;
+}
+
+#[tokio::test]
+async fn an_erase_keeps_a_reaction_made_again_after_its_request_in_memory() {
+    an_erase_keeps_a_reaction_made_again(&MemoryLikes::default()).await;
 }
