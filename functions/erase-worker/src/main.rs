@@ -1,3 +1,7 @@
+// The worker's future nests the erase's sweeps (likes, then reactions) inside the SDK's deep
+// futures; computing its layout needs more than the default query depth.
+#![recursion_limit = "256"]
+
 use std::sync::Arc;
 use std::time::Duration;
 
