@@ -66,28 +66,44 @@ pub fn linearizable(ops: &[Op], final_liked: bool) -> bool {
         .copied()
         .filter(|o| o.answer != Answer::NoEffect)
         .collect();
+    let spans: Vec<(u64, u64)> = ops.iter().map(|o| (o.start, o.end)).collect();
+    wing_gong(&spans, false, final_liked, |i, liked| step(&ops[i], liked))
+}
+
+/// Wing & Gong's search, memoised, for any register: whether the requests whose intervals are
+/// `spans` can take effect one at a time, each inside its interval, from `initial` to `last`,
+/// where `step(i, state)` lists the states request `i` may leave (none: its answer rules it
+/// out in that state).
+pub fn wing_gong<S: Copy + Eq + std::hash::Hash>(
+    spans: &[(u64, u64)],
+    initial: S,
+    last: S,
+    step: impl Fn(usize, S) -> Vec<S>,
+) -> bool {
     let mut seen = HashSet::new();
     search(
-        &ops,
-        &mut vec![false; ops.len()],
-        false,
-        final_liked,
+        spans,
+        &mut vec![false; spans.len()],
+        initial,
+        last,
+        &step,
         &mut seen,
     )
 }
 
-fn search(
-    ops: &[Op],
+fn search<S: Copy + Eq + std::hash::Hash>(
+    spans: &[(u64, u64)],
     done: &mut Vec<bool>,
-    liked: bool,
-    final_liked: bool,
-    seen: &mut HashSet<(Vec<bool>, bool)>,
+    state: S,
+    last: S,
+    step: &impl Fn(usize, S) -> Vec<S>,
+    seen: &mut HashSet<(Vec<bool>, S)>,
 ) -> bool {
-    let pending: Vec<usize> = (0..ops.len()).filter(|&i| !done[i]).collect();
+    let pending: Vec<usize> = (0..spans.len()).filter(|&i| !done[i]).collect();
     if pending.is_empty() {
-        return liked == final_liked;
+        return state == last;
     }
-    if !seen.insert((done.clone(), liked)) {
+    if !seen.insert((done.clone(), state)) {
         return false;
     }
     // The next to take effect cannot have started once another pending request was answered:
@@ -98,12 +114,12 @@ fn search(
         pending
             .iter()
             .filter(|&&j| j != i)
-            .all(|&j| ops[i].start < ops[j].end)
+            .all(|&j| spans[i].0 < spans[j].1)
     };
     for &i in pending.iter().filter(|&&i| may_go_first(i)) {
-        for next in step(&ops[i], liked) {
+        for next in step(i, state) {
             done[i] = true;
-            let ok = search(ops, done, next, final_liked, seen);
+            let ok = search(spans, done, next, last, step, seen);
             done[i] = false;
             if ok {
                 return true;

@@ -1,10 +1,8 @@
 //! A linearizability check for one (user, post) in `single` reaction mode: one register
-//! holding a kind or nothing. As `crate::linear` (Wing & Gong, memoised), with the mode's rules:
+//! holding a kind or nothing, searched by `crate::linear::wing_gong`, with the mode's rules:
 //! a reaction of kind K on a register holding K is `changed: false`; on anything else it is
 //! `changed: true`, the register becomes K, and `replaced` names what it held; removing K
 //! empties a register holding K (`changed: true`) and finds anything else unchanged.
-
-use std::collections::HashSet;
 
 pub use crate::linear::Answer;
 
@@ -47,41 +45,8 @@ pub fn linearizable(ops: &[Op], last: Option<Kind>) -> bool {
         .copied()
         .filter(|o| o.answer != Answer::NoEffect)
         .collect();
-    let mut seen = HashSet::new();
-    search(&ops, &mut vec![false; ops.len()], None, last, &mut seen)
-}
-
-fn search(
-    ops: &[Op],
-    done: &mut Vec<bool>,
-    held: Option<Kind>,
-    last: Option<Kind>,
-    seen: &mut HashSet<(Vec<bool>, Option<Kind>)>,
-) -> bool {
-    let pending: Vec<usize> = (0..ops.len()).filter(|&i| !done[i]).collect();
-    if pending.is_empty() {
-        return held == last;
-    }
-    if !seen.insert((done.clone(), held)) {
-        return false;
-    }
-    let may_go_first = |i: usize| {
-        pending
-            .iter()
-            .filter(|&&j| j != i)
-            .all(|&j| ops[i].start < ops[j].end)
-    };
-    for &i in pending.iter().filter(|&&i| may_go_first(i)) {
-        for next in step(&ops[i], held) {
-            done[i] = true;
-            let ok = search(ops, done, next, last, seen);
-            done[i] = false;
-            if ok {
-                return true;
-            }
-        }
-    }
-    false
+    let spans: Vec<(u64, u64)> = ops.iter().map(|o| (o.start, o.end)).collect();
+    crate::linear::wing_gong(&spans, None, last, |i, held| step(&ops[i], held))
 }
 
 #[cfg(test)]

@@ -31,6 +31,58 @@ impl DynamoLikes {
     }
 }
 
+/// A user's index: `by_user` for likes, `by_reactor` for reactions.
+struct UserIndex {
+    name: &'static str,
+    /// Its partition key attribute (the user) and sort key attribute (the time).
+    user: &'static str,
+    time: &'static str,
+}
+
+impl DynamoLikes {
+    /// One page of `index` for `user` (with `up_to`, made at or before it): each item's bucket
+    /// and sort key, and where the next page starts.
+    async fn user_page(
+        &self,
+        index: &UserIndex,
+        user: &UserId,
+        up_to: Option<&str>,
+        from: Option<HashMap<String, AttributeValue>>,
+    ) -> Result<UserPage, StoreError> {
+        let mut query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(index.name)
+            .expression_attribute_names("#u", index.user)
+            .expression_attribute_values(":u", s(user.as_str()))
+            .set_exclusive_start_key(from);
+        query = match up_to {
+            Some(t) => query
+                .key_condition_expression("#u = :u AND #t <= :t")
+                .expression_attribute_names("#t", index.time)
+                .expression_attribute_values(":t", s(t)),
+            None => query.key_condition_expression("#u = :u"),
+        };
+        let out = query.send().await.map_err(classify_read)?;
+        let mut items = Vec::with_capacity(out.items().len());
+        for item in out.items() {
+            let pb = attr_s(item, PK)?;
+            let bucket = PostBucket::parse(&pb)
+                .map_err(|e| StoreError::Internal(format!("stored key {pb:?}: {e}")))?;
+            items.push((bucket, attr_s(item, SK)?));
+        }
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty());
+        Ok((items, next))
+    }
+}
+
+/// A page of a user's index: each item's bucket and sort key, and where the next page starts.
+type UserPage = (
+    Vec<(PostBucket, String)>,
+    Option<HashMap<String, AttributeValue>>,
+);
+
 impl EraseStore for DynamoLikes {
     /// DynamoDB's `LastEvaluatedKey`.
     type Resume = HashMap<String, AttributeValue>;
@@ -41,31 +93,13 @@ impl EraseStore for DynamoLikes {
         up_to: Option<&str>,
         from: Option<Self::Resume>,
     ) -> Result<(Vec<PostBucket>, Option<Self::Resume>), StoreError> {
-        let mut query = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .index_name(BY_USER)
-            .expression_attribute_names("#u", SK)
-            .expression_attribute_values(":u", s(user.as_str()))
-            .set_exclusive_start_key(from);
-        query = match up_to {
-            Some(t) => query
-                .key_condition_expression("#u = :u AND #t <= :t")
-                .expression_attribute_names("#t", LIKED_AT)
-                .expression_attribute_values(":t", s(t)),
-            None => query.key_condition_expression("#u = :u"),
+        let index = UserIndex {
+            name: BY_USER,
+            user: SK,
+            time: LIKED_AT,
         };
-        let out = query.send().await.map_err(classify_read)?;
-        let mut buckets = Vec::with_capacity(out.items().len());
-        for item in out.items() {
-            let pb = attr_s(item, PK)?;
-            buckets.push(
-                PostBucket::parse(&pb)
-                    .map_err(|e| StoreError::Internal(format!("stored key {pb:?}: {e}")))?,
-            );
-        }
-        let next = out.last_evaluated_key.filter(|k| !k.is_empty());
+        let (items, next) = self.user_page(&index, user, up_to, from).await?;
+        let buckets = items.into_iter().map(|(b, _)| b).collect();
         Ok((buckets, next))
     }
 
@@ -108,27 +142,14 @@ impl EraseStore for DynamoLikes {
         up_to: Option<&str>,
         from: Option<Self::Resume>,
     ) -> Result<(Vec<(PostBucket, Kind)>, Option<Self::Resume>), StoreError> {
-        let mut query = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .index_name(BY_REACTOR)
-            .expression_attribute_names("#u", REACTOR)
-            .expression_attribute_values(":u", s(user.as_str()))
-            .set_exclusive_start_key(from);
-        query = match up_to {
-            Some(t) => query
-                .key_condition_expression("#u = :u AND #t <= :t")
-                .expression_attribute_names("#t", REACTED_AT)
-                .expression_attribute_values(":t", s(t)),
-            None => query.key_condition_expression("#u = :u"),
+        let index = UserIndex {
+            name: BY_REACTOR,
+            user: REACTOR,
+            time: REACTED_AT,
         };
-        let out = query.send().await.map_err(classify_read)?;
-        let mut found = Vec::with_capacity(out.items().len());
-        for item in out.items() {
-            let (pb, sk) = (attr_s(item, PK)?, attr_s(item, SK)?);
-            let bucket = PostBucket::parse(&pb)
-                .map_err(|e| StoreError::Internal(format!("stored key {pb:?}: {e}")))?;
+        let (items, next) = self.user_page(&index, user, up_to, from).await?;
+        let mut found = Vec::with_capacity(items.len());
+        for (bucket, sk) in items {
             let kind = match Held::of(&sk) {
                 Held::Reaction(_, kind) => Kind::parse(kind)
                     .map_err(|e| StoreError::Internal(format!("stored key {sk:?}: {e}")))?,
@@ -136,7 +157,6 @@ impl EraseStore for DynamoLikes {
             };
             found.push((bucket, kind));
         }
-        let next = out.last_evaluated_key.filter(|k| !k.is_empty());
         Ok((found, next))
     }
 

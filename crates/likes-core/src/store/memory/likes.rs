@@ -5,11 +5,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Mutex;
 
 use super::{poisoned, SharedWindows};
-use crate::bucket::{fnv1a64, PostBucket};
+use crate::bucket::PostBucket;
 use crate::control;
 use crate::ids::{PostId, UserId};
 use crate::reaction::Kind;
-use crate::store::page::{self, BucketScan, Page};
+use crate::store::page::{self, Page};
 use crate::store::{LikerPos, LikesStore, StoreError, UserLikePos};
 use crate::write_token::WriteToken;
 
@@ -143,31 +143,8 @@ impl LikesStore for MemoryLikes {
         after: Option<LikerPos>,
     ) -> Result<Page<LikerPos>, StoreError> {
         let items = self.items.lock().map_err(|_| poisoned())?;
-        let pages = PostBucket::all(post).map(|pb| {
-            let mut scan = BucketScan::new(limit, after.clone());
-            let mut bucket: Vec<LikerPos> = items
-                .iter()
-                .filter(|((p, _), t)| *p == pb && scan.start_at().is_none_or(|s| t.as_str() <= s))
-                .map(|((_, u), t)| LikerPos {
-                    liked_at: t.clone(),
-                    user_id: u.clone(),
-                })
-                .collect();
-            // The `by_time` index promises no order among ties: scramble them.
-            let scramble = |p: &LikerPos| fnv1a64(p.user_id.to_string().as_bytes());
-            bucket.sort_by(|a, b| {
-                b.liked_at
-                    .cmp(&a.liked_at)
-                    .then(scramble(a).cmp(&scramble(b)))
-            });
-            for pos in bucket {
-                if !scan.offer(pos) {
-                    break;
-                }
-            }
-            scan.finish()
-        });
-        Ok(page::merge(pages, limit))
+        let entries = items.iter().map(|((b, u), t)| (b, u, t));
+        Ok(super::listing(entries, post, limit, after))
     }
 
     async fn liked_among(

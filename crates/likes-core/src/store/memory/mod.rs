@@ -46,3 +46,40 @@ fn read_window(windows: &Windows, bucket: &PostBucket, job: &str) -> Window {
             .map(|((_, key), liked)| (key.as_str(), *liked)),
     )
 }
+
+/// "Who liked" or "who reacted with K" over a post's 16 buckets, as the index query and its
+/// merge read them: `entries` are every (bucket, user, time) of the listing.
+fn listing<'a>(
+    entries: impl Iterator<Item = (&'a PostBucket, &'a crate::ids::UserId, &'a String)> + Clone,
+    post: &crate::ids::PostId,
+    limit: usize,
+    after: Option<crate::store::LikerPos>,
+) -> crate::store::Page<crate::store::LikerPos> {
+    use crate::store::page::{self, BucketScan};
+    use crate::store::LikerPos;
+    let pages = PostBucket::all(post).map(|pb| {
+        let mut scan = BucketScan::new(limit, after.clone());
+        let mut bucket: Vec<LikerPos> = entries
+            .clone()
+            .filter(|(p, _, t)| **p == pb && scan.start_at().is_none_or(|s| t.as_str() <= s))
+            .map(|(_, u, t)| LikerPos {
+                liked_at: t.clone(),
+                user_id: u.clone(),
+            })
+            .collect();
+        // The index promises no order among ties: scramble them.
+        let scramble = |p: &LikerPos| crate::bucket::fnv1a64(p.user_id.to_string().as_bytes());
+        bucket.sort_by(|a, b| {
+            b.liked_at
+                .cmp(&a.liked_at)
+                .then(scramble(a).cmp(&scramble(b)))
+        });
+        for pos in bucket {
+            if !scan.offer(pos) {
+                break;
+            }
+        }
+        scan.finish()
+    });
+    page::merge(pages, limit)
+}

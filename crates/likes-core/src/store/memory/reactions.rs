@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 
 use super::{poisoned, MemoryLikes};
-use crate::bucket::{fnv1a64, PostBucket};
+use crate::bucket::PostBucket;
 use crate::control;
 use crate::ids::{PostId, UserId};
 use crate::reaction::{sort_key, Kind, Kinds};
-use crate::store::page::{self, BucketScan, Page};
+use crate::store::page::Page;
 use crate::store::{LikerPos, LikesStore, Reacted, ReactionsStore, StoreError};
 use crate::write_token::WriteToken;
 
@@ -217,32 +217,10 @@ impl ReactionsStore for MemoryLikes {
             return self.likers_of_post(post, limit, after).await;
         }
         let reactions = self.reactions.lock().map_err(|_| poisoned())?;
-        let pages = PostBucket::all(post).map(|pb| {
-            let mut scan = BucketScan::new(limit, after.clone());
-            let mut bucket: Vec<LikerPos> = reactions
-                .iter()
-                .filter(|((p, _, k), t)| {
-                    *p == pb && k == kind && scan.start_at().is_none_or(|s| t.as_str() <= s)
-                })
-                .map(|((_, u, _), t)| LikerPos {
-                    liked_at: t.clone(),
-                    user_id: u.clone(),
-                })
-                .collect();
-            // The `by_kind` index promises no order among ties: scramble them.
-            let scramble = |p: &LikerPos| fnv1a64(p.user_id.to_string().as_bytes());
-            bucket.sort_by(|a, b| {
-                b.liked_at
-                    .cmp(&a.liked_at)
-                    .then(scramble(a).cmp(&scramble(b)))
-            });
-            for pos in bucket {
-                if !scan.offer(pos) {
-                    break;
-                }
-            }
-            scan.finish()
-        });
-        Ok(page::merge(pages, limit))
+        let entries = reactions
+            .iter()
+            .filter(|((_, _, k), _)| k == kind)
+            .map(|((b, u, _), t)| (b, u, t));
+        Ok(super::listing(entries, post, limit, after))
     }
 }
