@@ -23,11 +23,14 @@ wait_until_up likes-local "http://127.0.0.1:$port/healthz" "$pid" "$log" 30
 token="$("$bin" token 7c9e6679-7425-40de-944b-e07fc1f90ae7)"
 # positive_data_acceptance is left out on purpose: a schema-valid but made-up cursor is rightly a
 # 400 (cursors are opaque and checked), which that check would count as a failure.
+# use_after_free too: it reads a path under one a DELETE answered (DELETE
+# /posts/{p}/reactions/{kind}, then GET …/{kind}/users) and expects a 404. Here a DELETE removes
+# the caller's reaction, not a resource at that path: who else reacted is rightly still a 200.
 "$venv/bin/st" run openapi.yaml \
   --url "http://127.0.0.1:$port" \
   --header "Authorization: Bearer $token" \
   --checks all \
-  --exclude-checks positive_data_acceptance \
+  --exclude-checks positive_data_acceptance,use_after_free \
   --max-examples "${API_FUZZ_EXAMPLES:-40}" \
   --seed "${API_FUZZ_SEED:-20261130}" \
   --workers 2 \
