@@ -172,7 +172,12 @@ async fn stack(
         if let Err(e) = create_table(&client, def, name).await {
             // A slow emulator can time out a create that went through, and the SDK's retry
             // then finds the table: that is this run's table, made.
-            let made = client.describe_table().table_name(name).send().await.is_ok();
+            let made = client
+                .describe_table()
+                .table_name(name)
+                .send()
+                .await
+                .is_ok();
             if !made {
                 return Err(e.to_string());
             }
