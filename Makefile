@@ -1,26 +1,29 @@
 .PHONY: chaos mutants test unit api-fuzz dev token lint lint-template fmt build bench smoke
 
 # Every test: unit, integration (against moto, which this starts and stops), end-to-end, and
-# the spec-driven HTTP fuzz.
+# the spec-driven HTTP fuzz, suite by suite, with the time each took (tests/scripts/suites.py).
+# `make test SUITES="e2e::chaos api"` runs only those suites; `tests/scripts/suites.py --list`
+# names them all.
 test:
-	scripts/with-moto.sh cargo test --workspace --all-targets
-	scripts/api-fuzz.sh
+	infra/scripts/with-moto.sh tests/scripts/suites.py $(SUITES)
 
 # The pure tests only (no emulator, no network): unit tests of every crate, the handler's
-# no-panic property, the paging and aggregator model properties. Seconds, for the edit loop.
+# no-panic property, the events' delivery model, the paging and aggregator model properties.
+# Seconds once built, for the edit loop.
 unit:
-	cargo test --workspace --lib --bins
-	cargo test -p likes-api --test no_panic
-	cargo test -p like-events --test delivery_model --test batches
-	cargo test -p likes-harness --test aggregator_model --test ids_model --test recount_model --test repair_model -- --skip on_dynamodb
+	cargo test --workspace --lib
+	cargo test -p likes-api --test api -- no_panic::
+	cargo test -p like-events --test events -- delivery_model:: batches::
+	cargo test -p likes-harness --test integration -- aggregator_model:: ids_model:: recount_model:: repair_model:: --skip on_dynamodb
 
-# schemathesis against the local stack, from openapi.yaml (also part of `make test`).
+# schemathesis against the local stack, from functions/likes-api/openapi.yaml (also part of
+# `make test`).
 api-fuzz:
-	scripts/api-fuzz.sh
+	tests/scripts/api-fuzz.sh
 
 # The whole system locally: API on 127.0.0.1:$${LIKES_PORT:-3000}, stream poller, emulator.
 dev:
-	@scripts/venv.sh >/dev/null
+	@infra/scripts/venv.sh >/dev/null
 	cargo run -p likes-local --bin likes-local
 
 # A dev token for USER (any user id): TOKEN=$$(make -s token USER=<id>)
@@ -37,7 +40,7 @@ lint:
 
 # template.yaml: valid SAM, cfn-lint clean on the translated template, least-privilege roles.
 lint-template:
-	scripts/lint-template.sh
+	infra/scripts/lint-template.sh
 
 fmt:
 	cargo fmt --all
@@ -49,23 +52,23 @@ build:
 # Python peer's venv is made on first run). `make bench EVENT=path.json` decodes + groups a
 # captured Lambda stream event and prints records/s. Figures only: nothing is asserted.
 bench:
-	EVENT="$(EVENT)" scripts/bench.sh
+	EVENT="$(EVENT)" tests/scripts/bench.sh
 
 # A short end-to-end check of a deployed stack (like, read back, count converging, listings,
 # summary, unlike, count back), right after `sam deploy`; exits non-zero naming the failed step.
 #   make smoke API=<the stack's ApiUrl output> TOKEN=<a JWT from its identity provider>
 smoke:
-	@API="$(API)" TOKEN="$(TOKEN)" scripts/smoke.sh
+	@API="$(API)" TOKEN="$(TOKEN)" tests/scripts/smoke.sh
 
 # The end-to-end chaos run at its large size (make test runs it at 2,400 requests): users like
 # and unlike through HTTP while the stream path is faulted, the emulator stopped once and the
 # stack restarted once; prints requests, faults by kind and mismatches (which must be 0).
 chaos:
-	@scripts/venv.sh >/dev/null
-	LIKES_CHAOS_REQUESTS=$${LIKES_CHAOS_REQUESTS:-20000} cargo test -p likes-local --test chaos -- --nocapture
+	@infra/scripts/venv.sh >/dev/null
+	LIKES_CHAOS_REQUESTS=$${LIKES_CHAOS_REQUESTS:-20000} cargo test -p likes-local --test e2e -- chaos:: --nocapture
 
-# Deliberate defects against each guarantee (testing/mutants/mutants.toml), each run against the
+# Deliberate defects against each guarantee (tests/mutants/mutants.toml), each run against the
 # test named for it in a scratch copy; prints caught/missed per guarantee. Not in `make test`:
 # it builds its own target dir and takes tens of minutes. `make mutants ONLY="name ..."`.
 mutants:
-	scripts/with-moto.sh scripts/mutants.py $(ONLY)
+	infra/scripts/with-moto.sh tests/scripts/mutants.py $(ONLY)

@@ -10,6 +10,7 @@
 //! - [`sdk`]: the SDK configuration and clients (AWS, or an emulator's endpoint);
 //! - [`env`]: every setting a function reads from its environment;
 //! - [`lambda`]: start-up and the invocation's deadline; [`logs`]: the JSON log lines;
+//! - [`stream_batch`]: what a stream reader's batch answers, and its metrics line;
 //! - [`xray`]: a subsegment per AWS call when tracing is on.
 
 pub mod dynamo;
@@ -19,6 +20,7 @@ pub mod lambda;
 pub mod logs;
 pub mod sdk;
 pub mod sqs_erase_queue;
+pub mod stream_batch;
 pub mod xray;
 
 pub use dynamo::{

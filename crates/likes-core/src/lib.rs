@@ -9,6 +9,7 @@
 //! - [`reaction`]: reaction kinds, the mode, and a reaction's sort key;
 //! - [`seq`]: stream sequence numbers, compared as numbers, and their stored form;
 //! - [`stream_event`]: a Likes stream batch as Lambda delivers it, as its readers decode it;
+//! - [`stream_record`]: one record of it, read as both readers start from it;
 //! - [`time`]: the `liked_at` format;
 //! - [`write_token`]: what identifies one like or unlike request (`Idempotency-Key`);
 //! - [`control`]: the keys of control items (request markers, recount fences, windows, leases);
@@ -25,6 +26,7 @@ pub mod reaction;
 pub mod seq;
 pub mod store;
 pub mod stream_event;
+pub mod stream_record;
 pub mod time;
 pub mod write_token;
 

@@ -6,12 +6,12 @@
 
 use std::collections::HashMap;
 
-use likes_core::bucket::split_key;
-use likes_core::control::{parse_fence, Fence};
-use likes_core::reaction::{is_kind, Held};
+use likes_core::control::Fence;
+use likes_core::reaction::Held;
+use likes_core::stream_record::{self, log_skip, read, Unreadable};
 use likes_core::{PostId, Seq};
 
-use crate::decode::{StreamEvent, StreamRecord};
+use crate::decode::StreamEvent;
 
 /// One stream record the aggregator acts on, in its group's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,45 +82,6 @@ impl Parsed<'_> {
     }
 }
 
-fn delta_of(event_name: Option<&str>) -> Option<i64> {
-    match event_name {
-        Some("INSERT") => Some(1),
-        Some("REMOVE") => Some(-1),
-        _ => None,
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-enum Unparsable {
-    #[error("no dynamodb field")]
-    NoChange,
-    #[error("no SequenceNumber")]
-    NoSequence,
-    #[error("{0}")]
-    BadSequence(#[from] likes_core::seq::BadSeqNo),
-    #[error("key post_bucket is missing or not a string")]
-    NoKey,
-    #[error("key post_bucket {0:?} is not \"<post_id>#<0..15>\"")]
-    BadKey(String),
-    #[error("key user_id names a reaction of a kind outside the grammar")]
-    BadKind,
-}
-
-fn skip(out: &mut Parsed<'_>, record: &StreamRecord<'_>, why: Unparsable) {
-    out.skipped += 1;
-    let seq = record
-        .change
-        .as_ref()
-        .and_then(|c| c.sequence_number.as_deref())
-        .unwrap_or("<none>");
-    tracing::error!(
-        sequence_number = seq,
-        event_id = record.event_id.as_deref().unwrap_or("<none>"),
-        %why,
-        "skipping a stream record that can never be applied"
-    );
-}
-
 /// Groups the batch's INSERT/REMOVE records by source partition key, keeping stream order
 /// within each group (invariant 1), and the groups by post. Posts, and buckets within a post,
 /// come out in order of first appearance. Records that can never apply are logged and skipped
@@ -134,82 +95,59 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
     let mut posts: HashMap<&'a str, usize> = HashMap::with_capacity(n);
     out.posts.reserve(n);
     for record in &event.records {
-        let Some(delta) = delta_of(record.event_name.as_deref()) else {
-            out.ignored += 1;
-            continue;
-        };
-        let Some(change) = record.change.as_ref() else {
-            skip(&mut out, record, Unparsable::NoChange);
-            continue;
-        };
-        let sort_key = change
-            .keys
-            .user_id
-            .as_ref()
-            .and_then(|a| a.s.as_deref())
-            .unwrap_or("");
-        // Control items are not likes. Of them, only a fence's INSERT is acted on.
-        let (user, kind, fence) = match Held::of(sort_key) {
-            Held::Like(user) => (user, None, None),
-            Held::Reaction(user, kind) if is_kind(kind) => (user, Some(kind), None),
-            Held::Reaction(..) => {
-                skip(&mut out, record, Unparsable::BadKind);
+        let change = match read(record) {
+            Ok(Some(change)) => change,
+            Ok(None) => {
+                out.ignored += 1;
                 continue;
             }
-            Held::Control => match (delta, parse_fence(sort_key)) {
-                (1, Some(f)) => (sort_key, None, Some(f)),
-                _ => {
-                    out.ignored += 1;
-                    continue;
-                }
-            },
-        };
-        let Some(raw_seq) = change.sequence_number.as_deref() else {
-            skip(&mut out, record, Unparsable::NoSequence);
-            continue;
-        };
-        let seq = match Seq::parse(raw_seq) {
-            Ok(s) => s,
-            Err(e) => {
-                skip(&mut out, record, e.into());
+            Err(why) => {
+                out.skipped += 1;
+                log_skip(record, &why);
                 continue;
             }
         };
-        let Some(key) = change
-            .keys
-            .post_bucket
-            .as_ref()
-            .and_then(|a| a.s.as_deref())
-        else {
-            skip(&mut out, record, Unparsable::NoKey);
-            continue;
+        // Control items are not likes. Of them, only a fence's INSERT is read.
+        let (user, kind, fence) = match (change.held, change.fence) {
+            (Held::Like(user), _) => (user, None, None),
+            (Held::Reaction(user, kind), _) => (user, Some(kind), None),
+            (Held::Control, Some(f)) => (change.sort_key, None, Some(f)),
+            (Held::Control, None) => {
+                out.ignored += 1;
+                continue;
+            }
         };
+        let key = change.post_bucket;
         let (p, g) = match groups.get(key) {
             Some(&at) => at,
-            None => match first_of_group(&mut out, &mut posts, key) {
-                Some(at) => {
+            None => match first_of_group(&mut out, &mut posts, &change) {
+                Ok(at) => {
                     groups.insert(key, at);
                     at
                 }
-                None => {
-                    let shown = key.chars().take(100).collect();
-                    skip(&mut out, record, Unparsable::BadKey(shown));
+                Err(why) => {
+                    out.skipped += 1;
+                    log_skip(record, &why);
                     continue;
                 }
             },
         };
         let changes = &mut out.posts[p].buckets[g].changes;
-        if changes.last().is_some_and(|last| last.seq >= seq) {
+        if changes.last().is_some_and(|last| last.seq >= change.seq) {
             out.repeated += 1;
             continue;
         }
         changes.push(Change {
-            seq,
-            delta: if fence.is_some() { 0 } else { delta },
+            seq: change.seq,
+            delta: match (fence.is_some(), change.insert) {
+                (true, _) => 0,
+                (false, true) => 1,
+                (false, false) => -1,
+            },
             created: change.created.map(|t| t as i64).unwrap_or(0),
             user,
             kind,
-            sort_key,
+            sort_key: change.sort_key,
             fence,
         });
     }
@@ -217,17 +155,18 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
 }
 
 /// Opens the group of a key not seen before in the batch (and its post's, if new): where its
-/// changes go, or `None` if the key is not a Likes partition key.
+/// changes go, or why the key is not a Likes partition key.
 fn first_of_group<'a>(
     out: &mut Parsed<'a>,
     posts: &mut HashMap<&'a str, usize>,
-    key: &'a str,
-) -> Option<(usize, usize)> {
-    let (post_str, bucket) = split_key(key).ok()?;
+    change: &stream_record::Change<'a>,
+) -> Result<(usize, usize), Unreadable> {
+    let (post_str, bucket) = change.post_and_bucket()?;
     let p = match posts.get(post_str) {
         Some(&p) => p,
         None => {
-            let post = PostId::parse(post_str).ok()?;
+            let post = PostId::parse(post_str)
+                .map_err(|_| Unreadable::BadKey(change.post_bucket.chars().take(100).collect()))?;
             out.posts.push(PostGroup {
                 post,
                 buckets: Vec::new(),
@@ -240,7 +179,7 @@ fn first_of_group<'a>(
         bucket,
         changes: Vec::new(),
     });
-    Some((p, out.posts[p].buckets.len() - 1))
+    Ok((p, out.posts[p].buckets.len() - 1))
 }
 
 #[cfg(test)]

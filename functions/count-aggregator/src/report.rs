@@ -1,8 +1,7 @@
 //! What a batch did: the partial batch response Lambda reads, and the metrics line.
 
-use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
-use chrono::Utc;
-use likes_core::Seq;
+use aws_lambda_events::streams::DynamoDbEventResponse;
+use likes_aws::stream_batch;
 
 /// What happened to one batch: for the response, logs, metrics and tests.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -35,65 +34,37 @@ impl BatchReport {
     /// Invariant 5: the lowest unapplied record as the only `batchItemFailures` entry, spelled
     /// exactly as received; none when everything was applied.
     pub fn response(&self) -> DynamoDbEventResponse {
-        let mut resp = DynamoDbEventResponse::default();
-        if let Some(seq) = &self.checkpoint {
-            let mut failure = DynamoDbBatchItemFailure::default();
-            failure.item_identifier = Some(seq.clone());
-            resp.batch_item_failures.push(failure);
-        }
-        resp
+        stream_batch::response(self.checkpoint.as_deref())
     }
 
     pub(crate) fn note_unapplied(&mut self, seq: &str) {
-        let lower = match (&self.checkpoint, Seq::parse(seq)) {
-            (Some(current), Ok(new)) => Seq::parse(current).map(|c| new < c).unwrap_or(true),
-            _ => true,
-        };
-        if lower {
-            self.checkpoint = Some(seq.to_owned());
-        }
+        stream_batch::lower_checkpoint(&mut self.checkpoint, seq);
     }
 
     /// Milliseconds from the oldest record's creation to now: how far behind the counts are.
     pub fn lag_ms(&self) -> i64 {
-        self.oldest_created
-            .filter(|t| *t > 0)
-            .map(|t| (Utc::now().timestamp_millis() - t * 1000).max(0))
-            .unwrap_or(0)
+        stream_batch::lag_ms(self.oldest_created.map(|t| t.saturating_mul(1000)))
     }
 }
 
-/// One CloudWatch Embedded Metric Format line (stdout is the function's log stream): metrics
-/// without a client, an API call or extra latency.
+/// The batch's metrics line (`likes_aws::stream_batch::emf_line`).
 pub fn emf_line(function_name: &str, report: &BatchReport) -> String {
-    serde_json::json!({
-        "_aws": {
-            "Timestamp": Utc::now().timestamp_millis(),
-            "CloudWatchMetrics": [{
-                "Namespace": "likes",
-                "Dimensions": [["FunctionName"]],
-                "Metrics": [
-                    {"Name": "CountAnomalies", "Unit": "Count"},
-                    {"Name": "MarksAhead", "Unit": "Count"},
-                    {"Name": "DuplicateRecords", "Unit": "Count"},
-                    {"Name": "FailedPosts", "Unit": "Count"},
-                    {"Name": "DeferredPosts", "Unit": "Count"},
-                    {"Name": "SkippedRecords", "Unit": "Count"},
-                    {"Name": "BatchLagMs", "Unit": "Milliseconds"}
-                ]
-            }]
-        },
-        "FunctionName": function_name,
-        "CountAnomalies": report.anomalies,
-        "MarksAhead": report.marks_ahead,
-        "DuplicateRecords": report.duplicates,
-        "FailedPosts": report.failed_posts,
-        "DeferredPosts": report.deferred_posts,
-        "SkippedRecords": report.skipped,
-        "BatchLagMs": report.lag_ms(),
-        "records": report.records,
-        "groups": report.groups,
-        "posts": report.posts,
-    })
-    .to_string()
+    let n = |v: usize| v as i64;
+    stream_batch::emf_line(
+        function_name,
+        &[
+            ("CountAnomalies", "Count", n(report.anomalies)),
+            ("MarksAhead", "Count", n(report.marks_ahead)),
+            ("DuplicateRecords", "Count", n(report.duplicates)),
+            ("FailedPosts", "Count", n(report.failed_posts)),
+            ("DeferredPosts", "Count", n(report.deferred_posts)),
+            ("SkippedRecords", "Count", n(report.skipped)),
+            ("BatchLagMs", "Milliseconds", report.lag_ms()),
+        ],
+        serde_json::json!({
+            "records": report.records,
+            "groups": report.groups,
+            "posts": report.posts,
+        }),
+    )
 }

@@ -1,4 +1,4 @@
-//! The events' detail-types and details: the published format (schemas in `schemas/events/`,
+//! The events' detail-types and details: the published format (schemas in `functions/like-events/schemas/`,
 //! version 1; a persistent format, changed only by a new version). Pure.
 //!
 //! Every detail has `schema_version`, `event_id` (invariant 3), `post_id`, `user_id`, `kind`
@@ -25,7 +25,7 @@ pub const NOTIFICATION: &str = "LikeNotification";
 pub const RETRACTION: &str = "LikeRetraction";
 pub const MILESTONE: &str = "LikeMilestone";
 
-/// Every detail-type published, with its schema's file name in `schemas/events/`.
+/// Every detail-type published, with its schema's file name in `functions/like-events/schemas/`.
 pub const DETAIL_TYPES: [(&str, &str); 5] = [
     (LIKE_ADDED, "like-added.json"),
     (LIKE_REMOVED, "like-removed.json"),

@@ -3,15 +3,16 @@
 //! The INSERT and REMOVE records of likes and reactions are kept in batch order (one shard's,
 //! so stream order), and indexed by (user, post, kind) and, likes only, by post. A reaction's
 //! record is a like's but for its sort key, `{user}#{kind}` (`likes_core::reaction`). Control
-//! items (`~…`) are neither; records that can never be read (no sequence number, a malformed
-//! key, a kind outside the grammar) are logged and skipped (invariant 7).
+//! items (`~…`) are neither; records that can never be read (`likes_core::stream_record`, the
+//! aggregator's reading too, and a reaction key naming the like) are logged and skipped
+//! (invariant 7).
 
 use std::collections::HashMap;
 
-use likes_core::bucket::split_key;
 use likes_core::reaction::{Held, LIKE};
 use likes_core::store::events::Pair;
-use likes_core::stream_event::{StreamEvent, StreamRecord, StringAttr};
+use likes_core::stream_event::{StreamEvent, StreamRecord};
+use likes_core::stream_record::{log_skip, read, Unreadable};
 use likes_core::{Kind, PostId, Seq, UserId};
 
 /// One like's or unlike's record, or a reaction's or its removal's.
@@ -61,37 +62,22 @@ pub struct Parsed<'a> {
     pub repeated: usize,
 }
 
-fn skip(out: &mut Parsed<'_>, record: &StreamRecord<'_>, why: &str) {
+fn skip(out: &mut Parsed<'_>, record: &StreamRecord<'_>, why: Unreadable) {
     out.skipped += 1;
-    let seq = record
-        .change
-        .as_ref()
-        .and_then(|c| c.sequence_number.as_deref())
-        .unwrap_or("<none>");
-    tracing::error!(
-        sequence_number = seq,
-        why,
-        "skipping a stream record that can never be read"
-    );
+    log_skip(record, &why);
 }
 
-fn key<'a>(attr: Option<&'a StringAttr<'a>>) -> Option<&'a str> {
-    attr.and_then(|a| a.s.as_deref())
-}
-
-/// The kind a Likes sort key names, and its user part; `Err` says why it names none that can
-/// be read (`Ok(None)`: a control item).
-fn held(sort_key: &str) -> Result<Option<(&str, Kind)>, &'static str> {
-    match Held::of(sort_key) {
+/// The kind a record's key names, and its user part (`None`: a control item).
+fn held(held: Held<'_>) -> Result<Option<(&str, Kind)>, Unreadable> {
+    match held {
         Held::Control => Ok(None),
         Held::Like(user) => Ok(Some((user, Kind::like()))),
         // The like is never written as a reaction (`reaction::sort_key`): such a key would
         // share the like's suppression state under another record's sequence numbers.
-        Held::Reaction(_, LIKE) => Err("a reaction key naming the like"),
-        Held::Reaction(user, kind) => match Kind::parse(kind) {
-            Ok(kind) => Ok(Some((user, kind))),
-            Err(_) => Err("a reaction's kind is outside the grammar"),
-        },
+        Held::Reaction(_, LIKE) => Err(Unreadable::Other("a reaction key naming the like")),
+        Held::Reaction(user, kind) => Kind::parse(kind)
+            .map(|kind| Some((user, kind)))
+            .map_err(|_| Unreadable::BadKind),
     }
 }
 
@@ -101,20 +87,18 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
     let mut pairs: HashMap<Pair, usize> = HashMap::new();
     let mut posts: HashMap<PostId, usize> = HashMap::new();
     for record in &event.records {
-        let insert = match record.event_name.as_deref() {
-            Some("INSERT") => true,
-            Some("REMOVE") => false,
-            _ => {
+        let change = match read(record) {
+            Ok(Some(change)) => change,
+            Ok(None) => {
                 out.ignored += 1;
                 continue;
             }
+            Err(why) => {
+                skip(&mut out, record, why);
+                continue;
+            }
         };
-        let Some(change) = record.change.as_ref() else {
-            skip(&mut out, record, "no dynamodb field");
-            continue;
-        };
-        let sort_key = key(change.keys.user_id.as_ref()).unwrap_or("");
-        let (user_raw, kind) = match held(sort_key) {
+        let (user_raw, kind) = match held(change.held) {
             Ok(Some(held)) => held,
             Ok(None) => {
                 out.ignored += 1;
@@ -125,29 +109,19 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
                 continue;
             }
         };
-        let Some(seq) = change
-            .sequence_number
-            .as_deref()
-            .and_then(|s| Seq::parse(s).ok())
-        else {
-            skip(&mut out, record, "no valid SequenceNumber");
-            continue;
-        };
-        let Some(post_bucket) = key(change.keys.post_bucket.as_ref()) else {
-            skip(&mut out, record, "no post_bucket key");
-            continue;
-        };
-        let parsed = split_key(post_bucket).ok().and_then(|(post, bucket)| {
-            Some((
-                PostId::parse(post).ok()?,
-                bucket,
-                UserId::parse(user_raw).ok()?,
-            ))
+        let parsed = change.post_and_bucket().and_then(|(post, bucket)| {
+            let ids = PostId::parse(post).ok().zip(UserId::parse(user_raw).ok());
+            let (post, user) = ids.ok_or(Unreadable::Other("a key is not a like's"))?;
+            Ok((post, bucket, user))
         });
-        let Some((post, bucket, user)) = parsed else {
-            skip(&mut out, record, "a key is not a like's");
-            continue;
+        let (post, bucket, user) = match parsed {
+            Ok(ids) => ids,
+            Err(why) => {
+                skip(&mut out, record, why);
+                continue;
+            }
         };
+        let seq = change.seq;
         let is_like = kind.is_like();
         let pair = Pair::new(post.clone(), user.clone(), kind.clone());
         let slot = *pairs.entry(pair.clone()).or_insert_with(|| {
@@ -170,13 +144,13 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
         }
         out.records.push(Rec {
             seq,
-            insert,
+            insert: change.insert,
             created_ms: change.created.map(|t| (t * 1000.0) as i64).unwrap_or(0),
             post,
             user,
             kind,
             bucket,
-            post_bucket,
+            post_bucket: change.post_bucket,
             stream: record.stream_label(),
         });
     }

@@ -1,7 +1,7 @@
 //! What a batch did: the partial batch response Lambda reads, and the metrics line.
 
-use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
-use chrono::Utc;
+use aws_lambda_events::streams::DynamoDbEventResponse;
+use likes_aws::stream_batch;
 
 /// What happened to one batch: for the response, logs, metrics and tests.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -42,68 +42,38 @@ impl BatchReport {
     /// Invariant 2: the lowest record not done as the only `batchItemFailures` entry, spelled
     /// exactly as received; none when everything was done.
     pub fn response(&self) -> DynamoDbEventResponse {
-        let mut resp = DynamoDbEventResponse::default();
-        if let Some(seq) = &self.checkpoint {
-            let mut failure = DynamoDbBatchItemFailure::default();
-            failure.item_identifier = Some(seq.clone());
-            resp.batch_item_failures.push(failure);
-        }
-        resp
+        stream_batch::response(self.checkpoint.as_deref())
     }
 
     /// Milliseconds from the oldest record's creation to now: how late the events are.
     pub fn lag_ms(&self) -> i64 {
-        self.oldest_created_ms
-            .filter(|t| *t > 0)
-            .map(|t| (Utc::now().timestamp_millis() - t).max(0))
-            .unwrap_or(0)
+        stream_batch::lag_ms(self.oldest_created_ms)
     }
 }
 
-/// One CloudWatch Embedded Metric Format line (stdout is the function's log stream).
+/// The batch's metrics line (`likes_aws::stream_batch::emf_line`).
 pub fn emf_line(function_name: &str, r: &BatchReport) -> String {
-    let metrics = [
-        ("EventsPublished", "Count"),
-        ("FailedEntries", "Count"),
-        ("RetriedEntries", "Count"),
-        ("Notifications", "Count"),
-        ("Retractions", "Count"),
-        ("SuppressedNotifications", "Count"),
-        ("Milestones", "Count"),
-        ("MilestoneChecksDeferred", "Count"),
-        ("UnknownDecisions", "Count"),
-        ("FailedStateWrites", "Count"),
-        ("SkippedRecords", "Count"),
-        ("BatchLagMs", "Milliseconds"),
-    ];
-    serde_json::json!({
-        "_aws": {
-            "Timestamp": Utc::now().timestamp_millis(),
-            "CloudWatchMetrics": [{
-                "Namespace": "likes",
-                "Dimensions": [["FunctionName"]],
-                "Metrics": metrics
-                    .iter()
-                    .map(|(name, unit)| serde_json::json!({"Name": name, "Unit": unit}))
-                    .collect::<Vec<_>>(),
-            }]
-        },
-        "FunctionName": function_name,
-        "EventsPublished": r.published,
-        "FailedEntries": r.failed_entries,
-        "RetriedEntries": r.retried_entries,
-        "Notifications": r.notifications,
-        "Retractions": r.retractions,
-        "SuppressedNotifications": r.suppressed,
-        "Milestones": r.milestones,
-        "MilestoneChecksDeferred": r.deferred_milestones,
-        "UnknownDecisions": r.unknown,
-        "FailedStateWrites": r.failed_writes,
-        "SkippedRecords": r.skipped,
-        "BatchLagMs": r.lag_ms(),
-        "records": r.records,
-        "unsent_entries": r.unsent_entries,
-        "marks_ahead": r.marks_ahead,
-    })
-    .to_string()
+    let n = |v: usize| v as i64;
+    stream_batch::emf_line(
+        function_name,
+        &[
+            ("EventsPublished", "Count", n(r.published)),
+            ("FailedEntries", "Count", n(r.failed_entries)),
+            ("RetriedEntries", "Count", n(r.retried_entries)),
+            ("Notifications", "Count", n(r.notifications)),
+            ("Retractions", "Count", n(r.retractions)),
+            ("SuppressedNotifications", "Count", n(r.suppressed)),
+            ("Milestones", "Count", n(r.milestones)),
+            ("MilestoneChecksDeferred", "Count", n(r.deferred_milestones)),
+            ("UnknownDecisions", "Count", n(r.unknown)),
+            ("FailedStateWrites", "Count", n(r.failed_writes)),
+            ("SkippedRecords", "Count", n(r.skipped)),
+            ("BatchLagMs", "Milliseconds", r.lag_ms()),
+        ],
+        serde_json::json!({
+            "records": r.records,
+            "unsent_entries": r.unsent_entries,
+            "marks_ahead": r.marks_ahead,
+        }),
+    )
 }

@@ -1,6 +1,7 @@
 use super::*;
 use crate::decode::decode;
 use aws_lambda_events::dynamodb::Event;
+use likes_core::control::parse_fence;
 use likes_core::{PostBucket, UserId};
 use likes_sim::stream::{batch, StreamRecord as TestRecord};
 use proptest::prelude::*;
@@ -207,7 +208,7 @@ fn a_record_repeated_within_a_batch_counts_once() {
 
 #[test]
 fn agrees_with_aws_lambda_events_on_every_sample_event() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../events");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../events");
     let mut checked = 0;
     for entry in std::fs::read_dir(dir).expect("events") {
         let path = entry.expect("entry").path();

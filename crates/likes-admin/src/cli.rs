@@ -1,0 +1,130 @@
+//! The command line: what each command takes and checks before anything is read or written.
+//! Only parsing and checking, no I/O: [`crate::commands`] runs what it describes.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use likes_core::{PostId, UserId};
+
+use crate::AdminError;
+
+/// Day-2 operations on a likes deployment: audit counts against the table, make a post's count
+/// exact while its likes keep flowing, erase a person's or a post's likes, backfill every count.
+///
+/// Exit status: 0 done; 1 drift found (audit); 2 bad usage or input, nothing changed; 3 the
+/// operation failed or was refused (the message says why and what to run; every command is
+/// idempotent). Against AWS it uses the SDK's default credentials and region.
+#[derive(Parser, Debug)]
+#[command(name = "likes-admin", version, verbatim_doc_comment)]
+pub struct Cli {
+    /// The Likes table: the stack's LikesTableName output.
+    #[arg(long, global = true, env = "LIKES_TABLE_NAME", value_name = "TABLE")]
+    pub likes_table: Option<String>,
+    /// The Counts table: the stack's CountsTableName output.
+    #[arg(long, global = true, env = "COUNTS_TABLE_NAME", value_name = "TABLE")]
+    pub counts_table: Option<String>,
+    /// A DynamoDB endpoint other than AWS's: an emulator (`make dev` logs its address).
+    #[arg(
+        long,
+        global = true,
+        env = "LIKES_DYNAMODB_ENDPOINT",
+        value_name = "URL"
+    )]
+    pub endpoint_url: Option<String>,
+    /// One JSON document on stdout (and errors as JSON on stderr) instead of lines for people.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Seconds a recount waits for the aggregator to reach its end fences before giving up.
+    #[arg(long, global = true, default_value_t = 120, value_name = "SECS")]
+    pub fence_wait_secs: u64,
+    /// Seconds a post's lease holds between its holder's renewals: a post whose repair died is
+    /// taken over this long after it stopped.
+    #[arg(long, global = true, default_value_t = crate::DEFAULT_LEASE_TERM.as_secs(), value_name = "SECS")]
+    pub lease_term_secs: u64,
+    /// Confirms an erase without asking (needed when stdin is not a terminal).
+    #[arg(long, global = true)]
+    pub yes: bool,
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Checks posts' counts against the table, exactly where they differ; exit 1 on drift.
+    Audit {
+        /// A post to audit (repeatable).
+        #[arg(long = "post", value_name = "POST_ID")]
+        posts: Vec<String>,
+        /// Every post that has a count.
+        #[arg(long, conflicts_with = "posts")]
+        all: bool,
+        /// With --all: a random sample of this many posts.
+        #[arg(long, requires = "all", value_name = "N")]
+        sample: Option<usize>,
+    },
+    /// Makes a post's count exact while its likes keep flowing.
+    Recount {
+        /// The post to recount.
+        #[arg(long, value_name = "POST_ID")]
+        post: String,
+    },
+    /// Deletes every like of a user (an account deleted); counts follow through the stream.
+    EraseUser {
+        /// The user: their identity provider's `sub`, as the API sees it.
+        #[arg(long, value_name = "USER_ID")]
+        user: String,
+        /// Counts the likes that would go, and changes nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Deletes every like of a post (a post deleted); its count reaches 0 through the stream.
+    ErasePost {
+        /// The post.
+        #[arg(long, value_name = "POST_ID")]
+        post: String,
+        /// Counts the likes that would go, and changes nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Makes every count exact, for a table whose likes the stream never saw.
+    Backfill {
+        /// Parallel Scan segments.
+        #[arg(long, default_value_t = 4, value_name = "N")]
+        segments: u32,
+        /// A file where the posts done are kept; a rerun skips them.
+        #[arg(long, value_name = "FILE")]
+        state: Option<PathBuf>,
+        /// Posts recounted at once.
+        #[arg(long, default_value_t = 8, value_name = "N")]
+        concurrency: usize,
+        /// Lists what would be recounted, and changes nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+pub fn post_id(field: &'static str, raw: &str) -> Result<PostId, AdminError> {
+    PostId::parse_field(field, raw).map_err(|e| AdminError::Usage(e.to_string()))
+}
+
+pub fn user_id(raw: &str) -> Result<UserId, AdminError> {
+    UserId::parse_field("--user", raw).map_err(|e| AdminError::Usage(e.to_string()))
+}
+
+/// Checks every id before anything is read or written.
+pub(crate) fn check(cli: &Cli) -> Result<(), AdminError> {
+    match &cli.command {
+        Cmd::Audit { posts, all, .. } if posts.is_empty() && !all => Err(AdminError::Usage(
+            "audit needs --post P (repeatable) or --all".into(),
+        )),
+        Cmd::Audit { posts, .. } => posts
+            .iter()
+            .try_for_each(|p| post_id("--post", p).map(|_| ())),
+        Cmd::Recount { post } | Cmd::ErasePost { post, .. } => post_id("--post", post).map(|_| ()),
+        Cmd::EraseUser { user, .. } => user_id(user).map(|_| ()),
+        Cmd::Backfill { segments, .. } if !(1..=1000).contains(segments) => {
+            Err(AdminError::Usage("--segments must be 1 to 1000".into()))
+        }
+        Cmd::Backfill { .. } => Ok(()),
+    }
+}

@@ -1,0 +1,303 @@
+//! Each command's work and its report, on the tables the command line names.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use likes_aws::dynamo::table_exists;
+use likes_aws::{sdk, DynamoCounts, DynamoLikes};
+use likes_core::erase::{erase_post, erase_user, EraseStore, Sweep};
+use likes_core::{LikesAdmin, PostBucket, PostId, UserId};
+use serde_json::{json, Value};
+
+use crate::cli::{self, post_id, user_id, Cli, Cmd};
+use crate::report::{progress, Report};
+use crate::{audit, backfill, recount, AdminError, Stores};
+
+pub type DynamoStores = Stores<DynamoLikes, DynamoCounts>;
+
+/// Checks the command line, connects to the tables (a missing one stops it before anything is
+/// written) and runs the command. `main` and the tests run the very same thing.
+pub async fn run(cli: &Cli) -> Result<Report, AdminError> {
+    cli::check(cli)?;
+    let t = stores(cli).await?;
+    dispatch(cli, &t).await
+}
+
+async fn stores(cli: &Cli) -> Result<DynamoStores, AdminError> {
+    let name = |given: &Option<String>, flag: &str, var: &str| {
+        given.clone().ok_or_else(|| {
+            AdminError::Usage(format!(
+                "no table given: pass --{flag}, or set {var} (the stack's outputs name them)"
+            ))
+        })
+    };
+    let likes = name(&cli.likes_table, "likes-table", "LIKES_TABLE_NAME")?;
+    let counts = name(&cli.counts_table, "counts-table", "COUNTS_TABLE_NAME")?;
+    let conf = match &cli.endpoint_url {
+        Some(endpoint) => sdk::emulator(endpoint).await,
+        None => sdk::loader().load().await,
+    };
+    let client = aws_sdk_dynamodb::Client::new(&conf);
+    // A typo must stop the tool before it writes anything.
+    for name in [&likes, &counts] {
+        if !table_exists(&client, name).await? {
+            return Err(AdminError::Usage(format!("no table named {name:?}")));
+        }
+    }
+    Ok(Stores {
+        likes: DynamoLikes::new(client.clone(), likes),
+        counts: DynamoCounts::new(client, counts),
+        fence_wait: Duration::from_secs(cli.fence_wait_secs),
+        lease_term: Duration::from_secs(cli.lease_term_secs.max(1)),
+    })
+}
+
+async fn dispatch(cli: &Cli, t: &DynamoStores) -> Result<Report, AdminError> {
+    match &cli.command {
+        Cmd::Audit { posts, all, sample } => {
+            let ids: Vec<PostId> = if *all {
+                let seed = chrono::Utc::now().timestamp() as u64;
+                audit::all_posts(&t.counts, *sample, seed).await?
+            } else {
+                posts
+                    .iter()
+                    .map(|p| post_id("--post", p))
+                    .collect::<Result<_, _>>()?
+            };
+            audit_posts(cli, t, &ids).await
+        }
+        Cmd::Recount { post } => recount_one(t, &post_id("--post", post)?).await,
+        Cmd::EraseUser { user, dry_run } => erase_one_user(cli, t, &user_id(user)?, *dry_run).await,
+        Cmd::ErasePost { post, dry_run } => {
+            erase_one_post(cli, t, &post_id("--post", post)?, *dry_run).await
+        }
+        Cmd::Backfill {
+            segments,
+            state,
+            concurrency,
+            dry_run,
+        } => {
+            let scan = progress(cli.json, "scanning the tables for posts", None);
+            let plan = backfill::plan(t, *segments, state.as_deref()).await?;
+            scan.finish_and_clear();
+            let mut doc = json!({"items": plan.items, "posts": plan.posts,
+                "skipped_done": plan.skipped_done, "invalid_ids": plan.invalid_ids,
+                "to_recount": plan.todo.len(), "scan_items_per_sec": plan.scan_items_per_sec});
+            let mut human = format!(
+                "backfill: {} likes in {} posts scanned at {:.0} items/s ({} done before, {} with invalid ids left alone); {} to recount",
+                plan.items, plan.posts, plan.scan_items_per_sec, plan.skipped_done, plan.invalid_ids.len(), plan.todo.len()
+            );
+            if *dry_run {
+                doc["dry_run"] = json!(true);
+                doc["posts_to_recount"] = json!(plan.todo);
+                return Ok(Report::done(human + " (dry run: nothing changed)", doc));
+            }
+            let bar = progress(cli.json, "posts recounted", Some(plan.todo.len() as u64));
+            let tick = |done: u64, _: u64| bar.set_position(done);
+            let done = backfill::run(t, &plan, state.clone(), *concurrency, &tick).await?;
+            bar.finish_and_clear();
+            for (post, why) in &done.failed {
+                human = format!("not recounted: post {post}: {why}\n{human}");
+            }
+            human += &format!(
+                "; {} buckets corrected, {} posts not recounted; {:.1} s",
+                done.corrected_buckets,
+                done.failed.len(),
+                done.seconds
+            );
+            let failed: Vec<Value> = done
+                .failed
+                .iter()
+                .map(|(post, why)| json!({"post_id": post, "error": why}))
+                .collect();
+            doc["corrected_buckets"] = json!(done.corrected_buckets);
+            doc["seconds"] = json!(done.seconds);
+            doc["failed"] = json!(failed);
+            Ok(Report {
+                clean: true,
+                failed: failed.len(),
+                human,
+                doc,
+            })
+        }
+    }
+}
+
+async fn audit_posts(cli: &Cli, t: &DynamoStores, ids: &[PostId]) -> Result<Report, AdminError> {
+    let bar = progress(cli.json, "posts audited", Some(ids.len() as u64));
+    let mut results = Vec::new();
+    let mut failures = Vec::new();
+    let mut human = String::new();
+    for post in ids {
+        // One post that cannot be audited (being repaired right now, a store error) does not
+        // stop the others: it is named, and the exit status says so.
+        match audit::audit_post(t, post).await {
+            Ok(a) => {
+                for d in &a.drifts {
+                    human += &format!(
+                        "drift: post {} bucket {} {}: counted {}, the table holds {}\n",
+                        a.post, d.bucket, d.kind, d.counted, d.exact
+                    );
+                }
+                results.push(a);
+            }
+            Err(e) => {
+                human += &format!("not audited: post {post}: {e}\n");
+                failures.push(json!({"post_id": post, "error": e.to_string()}));
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let drifted = results.iter().filter(|a| !a.drifts.is_empty()).count();
+    human += &format!(
+        "audited {} posts: {drifted} drifted, {} not audited",
+        results.len(),
+        failures.len()
+    );
+    let doc = json!({"audited": results.len(), "drifted": drifted, "failed": failures,
+           "posts": results.iter().map(audit::PostAudit::json).collect::<Vec<_>>()});
+    Ok(Report {
+        clean: drifted == 0,
+        failed: failures.len(),
+        human,
+        doc,
+    })
+}
+
+async fn recount_one(t: &DynamoStores, post: &PostId) -> Result<Report, AdminError> {
+    let buckets = recount::recount_post(t, post, &[], true).await?;
+    let fixed: Vec<_> = buckets.iter().filter(|b| b.corrected).collect();
+    let human = if fixed.is_empty() {
+        format!("recounted post {post}: every bucket was exact")
+    } else {
+        let mut lines = Vec::new();
+        for b in &fixed {
+            if b.drift() != 0 {
+                lines.push(format!(
+                    "post {post} bucket {} like: {} → {}",
+                    b.bucket, b.counted, b.exact
+                ));
+            }
+            for k in b.kinds.iter().filter(|k| k.counted != k.exact) {
+                lines.push(format!(
+                    "post {post} bucket {} {}: {} → {}",
+                    b.bucket, k.kind, k.counted, k.exact
+                ));
+            }
+        }
+        lines.join("\n")
+    };
+    let doc = json!({"post_id": post, "buckets": buckets.iter().map(|b| json!({
+        "bucket": b.bucket, "counted": b.counted, "exact": b.exact, "corrected": b.corrected,
+        "kinds": b.kinds.iter().map(|k| json!({"kind": k.kind, "counted": k.counted, "exact": k.exact})).collect::<Vec<_>>(),
+    })).collect::<Vec<_>>()});
+    Ok(Report::done(human, doc))
+}
+
+/// How many likes the index shows for a user (what `erase-user` would delete, as of now).
+async fn likes_of_user(t: &DynamoStores, user: &UserId) -> Result<usize, AdminError> {
+    let (mut n, mut from) = (0, None);
+    loop {
+        let (page, next) = t.likes.user_likes(user, None, from).await?;
+        n += page.len();
+        match next {
+            Some(next) => from = Some(next),
+            None => return Ok(n),
+        }
+    }
+}
+
+async fn erase_one_user(
+    cli: &Cli,
+    t: &DynamoStores,
+    user: &UserId,
+    dry_run: bool,
+) -> Result<Report, AdminError> {
+    let found = likes_of_user(t, user).await?;
+    if dry_run {
+        return Ok(Report::done(
+            format!("erase-user {user}: would delete {found} likes (the index's count, eventually consistent; dry run: nothing changed)"),
+            json!({"user_id": user, "would_delete": found, "dry_run": true}),
+        ));
+    }
+    confirm(
+        cli,
+        &format!("erase-user {user} ({found} likes)"),
+        user.as_str(),
+    )?;
+    let bar = progress(cli.json, "likes deleted", Some(found as u64));
+    let tick = |n: usize| bar.set_position(n as u64);
+    let sweep = Sweep {
+        progress: &tick,
+        empty_sweeps: 2,
+        pause: Duration::from_secs(1),
+        before: None,
+    };
+    let n = erase_user(&t.likes, user, &sweep).await?;
+    bar.finish_and_clear();
+    Ok(Report::done(
+        format!("erased {n} likes of {user}"),
+        json!({"user_id": user, "deleted": n}),
+    ))
+}
+
+async fn erase_one_post(
+    cli: &Cli,
+    t: &DynamoStores,
+    post: &PostId,
+    dry_run: bool,
+) -> Result<Report, AdminError> {
+    let mut found = 0;
+    for pb in PostBucket::all(post) {
+        found += t.likes.count_bucket(&pb).await?;
+    }
+    if dry_run {
+        return Ok(Report::done(
+            format!("erase-post {post}: would delete {found} likes (dry run: nothing changed)"),
+            json!({"post_id": post, "would_delete": found, "dry_run": true}),
+        ));
+    }
+    confirm(
+        cli,
+        &format!("erase-post {post} ({found} likes)"),
+        post.as_str(),
+    )?;
+    let bar = progress(cli.json, "likes deleted", Some(found.max(0) as u64));
+    // A post's erase and its recount exclude each other: the erase holds the post's lease.
+    let job = format!("erase-{}", uuid::Uuid::new_v4().simple());
+    let tick = |n: usize| bar.set_position(n as u64);
+    let erase = async { Ok(erase_post(&t.likes, post, &tick).await?) };
+    let n = crate::lease::hold(&t.counts, post, &job, t.lease_term, erase).await?;
+    bar.finish_and_clear();
+    Ok(Report::done(
+        format!("erased {n} likes of post {post}"),
+        json!({"post_id": post, "deleted": n}),
+    ))
+}
+
+/// An erase changes the table for good: on a terminal it asks for the id to be typed again;
+/// elsewhere it needs `--yes`.
+pub fn confirm(cli: &Cli, what: &str, id: &str) -> Result<(), AdminError> {
+    if cli.yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(AdminError::Usage(format!(
+            "{what} deletes for good: pass --yes to confirm (stdin is not a terminal to ask on), or --dry-run to see what it would delete"
+        )));
+    }
+    eprint!("{what} deletes for good. Type {id} to confirm: ");
+    let mut answer = String::new();
+    std::io::stdin()
+        .read_line(&mut answer)
+        .map_err(|e| AdminError::Usage(format!("could not read the confirmation: {e}")))?;
+    if answer.trim() == id {
+        Ok(())
+    } else {
+        Err(AdminError::Usage(format!(
+            "not confirmed ({:?} is not {id}): nothing was deleted",
+            answer.trim()
+        )))
+    }
+}

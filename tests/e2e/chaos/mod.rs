@@ -1,0 +1,282 @@
+//! The end-to-end chaos run: many users like and unlike a Zipf-skewed choice of posts (some
+//! hot) concurrently through HTTP on the local stack, while the local mapping delivers batches
+//! twice, fails the function after it ran (bisect, retry) and fails Counts writes; the emulator
+//! is stopped and started once (behind a loopback proxy that refuses and cuts its connections,
+//! so that its in-memory data survives); the stack itself is restarted once mid-run (its mapping
+//! resumes from its checkpoint file). Once the mapping has drained (whole idle rounds of every
+//! shard) every bucket's count on its Counts item must equal the like items in that bucket, over
+//! three polls in a row; every user's like state must be the last request of theirs that was
+//! acknowledged; each kind of injected fault must have happened, and the aggregator must have
+//! reported no anomaly, no mark ahead and no batch given up.
+//!
+//! Clients retry a request until it is acknowledged (a 503 or a refused connection is retried);
+//! one in twenty is named with an `Idempotency-Key`, retried with the same key.
+//!
+//! Size: `LIKES_CHAOS_REQUESTS` (default 2,400, the CI size; `make chaos` runs 20,000).
+
+use crate::common;
+mod diagnose;
+mod oracle;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{http, request, token, Emulator, Options, Stack};
+use likes_sim::rng::SplitMix;
+use serde_json::Value;
+
+const USERS: usize = 48;
+const CLIENTS: usize = 12;
+const POSTS: usize = 60;
+
+fn zipf_post(rng: &mut SplitMix) -> usize {
+    // A fifth of the traffic on 3 hot posts, the rest Zipf over all of them.
+    if rng.below(5) == 0 {
+        return rng.below(3) as usize;
+    }
+    let u = rng.unit();
+    let total: f64 = (1..=POSTS).map(|k| 1.0 / k as f64).sum();
+    let mut acc = 0.0;
+    for k in 1..=POSTS {
+        acc += 1.0 / k as f64 / total;
+        if u < acc {
+            return k - 1;
+        }
+    }
+    POSTS - 1
+}
+
+/// Adds a stack's counters (`GET /_local/stats`) by section and kind.
+fn add_stats(into: &mut BTreeMap<String, u64>, stats: &Value) {
+    for section in ["mapping", "injected", "aggregator"] {
+        for (k, v) in stats[section].as_object().into_iter().flatten() {
+            *into.entry(format!("{section}.{k}")).or_default() += v.as_u64().unwrap_or(0);
+        }
+    }
+}
+
+/// The mapping's idle rounds so far (every shard read, nothing new), if the stack answers.
+fn idle_rounds(stack: &Stack) -> Option<u64> {
+    stack.stats()["mapping"]["idle_rounds"].as_u64()
+}
+
+/// Polls until every bucket matches its like items in three polls in a row, each after at
+/// least two more idle rounds of the mapping (so after every record written so far was
+/// delivered and answered), or the deadline passes; the last poll's mismatches.
+fn settled_mismatches(
+    rt: &tokio::runtime::Runtime,
+    stack: &Stack,
+    emulator: &Emulator,
+    posts: &[String],
+) -> Vec<String> {
+    let client = rt.block_on(likes_aws::sdk::emulator_dynamo(&emulator.endpoint));
+    let counts = likes_aws::DynamoCounts::new(client.clone(), "counts");
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let (mut seen, mut stable) = (idle_rounds(stack), 0);
+    let mut mismatches = vec!["not compared yet".to_owned()];
+    while stable < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(250));
+        let now = idle_rounds(stack);
+        let drained = matches!((seen, now), (Some(a), Some(b)) if b >= a + 2);
+        if seen.is_none() {
+            seen = now;
+        }
+        if !drained {
+            continue;
+        }
+        seen = now;
+        mismatches = rt.block_on(oracle::mismatches(&client, &counts, posts));
+        stable = if mismatches.is_empty() { stable + 1 } else { 0 };
+    }
+    mismatches
+}
+
+#[test]
+fn counts_and_likes_survive_chaos() {
+    let total: usize = std::env::var("LIKES_CHAOS_REQUESTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_400);
+    let seed: u64 = std::env::var("LIKES_CHAOS_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_261_201);
+    let started = Instant::now();
+    let emulator = Emulator::start();
+    let proxy = common::Proxy::start(emulator.port());
+    let state = std::env::temp_dir().join(format!("likes-chaos-{}", uuid::Uuid::new_v4().simple()));
+    let opts = Options {
+        endpoint: Some(proxy.endpoint()),
+        chaos_seed: Some(seed),
+        state_dir: Some(state),
+        ..Options::default()
+    };
+    let port = common::free_port();
+    let mut stack = Some(Stack::start_on(port, &opts));
+
+    let users: Vec<String> = (0..USERS).map(|i| format!("auth0|chaos{i:03}")).collect();
+    let tokens: Vec<String> = users.iter().map(|u| token(u)).collect();
+    let posts: Vec<String> = (0..POSTS)
+        .map(|i| format!("{}", 1_800_000_000_000_000_000u64 + i as u64))
+        .collect();
+    let sent = Arc::new(AtomicUsize::new(0));
+    let retried = Arc::new(AtomicUsize::new(0));
+    // The last acknowledged request of each (user, post): the like state it must end in.
+    let mut last: HashMap<(usize, usize), bool> = HashMap::new();
+
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            let (tokens, posts, sent, retried) =
+                (tokens.clone(), posts.clone(), sent.clone(), retried.clone());
+            std::thread::spawn(move || {
+                let mut rng = SplitMix(seed ^ ((c as u64 + 1) * 0x9e37_79b9));
+                let mut acked = Vec::new();
+                // Each user belongs to one client, so one user's requests never overlap.
+                let mine: Vec<usize> = (0..USERS).filter(|u| u % CLIENTS == c).collect();
+                while sent.fetch_add(1, Ordering::SeqCst) < total {
+                    let u = mine[rng.below(mine.len() as u64) as usize];
+                    let p = zipf_post(&mut rng);
+                    let like = rng.below(100) < 60;
+                    let key = format!("c{c}-{}", rng.next_u64());
+                    let named = rng.below(20) == 0;
+                    let method = if like { "PUT" } else { "DELETE" };
+                    let path = format!("/posts/{}/like", posts[p]);
+                    let deadline = Instant::now() + Duration::from_secs(120);
+                    let named_header = [("Idempotency-Key", key.as_str())];
+                    let headers: &[(&str, &str)] = if named { &named_header } else { &[] };
+                    loop {
+                        let answer = request(port, method, &path, Some(&tokens[u]), headers, b"");
+                        if let Ok((200, _)) = answer {
+                            acked.push((u, p, like));
+                            break;
+                        }
+                        assert!(
+                            Instant::now() < deadline,
+                            "{method} {path} never acknowledged: {answer:?}"
+                        );
+                        retried.fetch_add(1, Ordering::Relaxed);
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                }
+                acked
+            })
+        })
+        .collect();
+
+    // The emulator stopped for a while, once; the stack restarted, once.
+    let mut faults: BTreeMap<String, u64> = BTreeMap::new();
+    // Clients that stop early (a failed assertion) must fail the run, not hang it.
+    let run_deadline = Instant::now() + Duration::from_secs(1200);
+    let at = |share: usize| loop {
+        if sent.load(Ordering::SeqCst) >= total * share / 100 {
+            break;
+        }
+        assert!(
+            Instant::now() < run_deadline,
+            "the clients never reached {share} % of the requests"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    at(30);
+    proxy.stop();
+    std::thread::sleep(Duration::from_secs(3));
+    proxy.restart();
+    *faults
+        .entry("emulator stopped and started".into())
+        .or_default() += 1;
+    at(60);
+    if let Some(s) = stack.take() {
+        add_stats(&mut faults, &s.stats());
+        drop(s);
+    }
+    stack = Some(Stack::start_on(port, &opts));
+    *faults.entry("stack restarted".into()).or_default() += 1;
+
+    let mut requests = 0;
+    for client in clients {
+        for (u, p, like) in client.join().expect("a client") {
+            requests += 1;
+            last.insert((u, p), like);
+        }
+    }
+    let stack = stack.expect("the stack");
+    let client_retries = retried.load(Ordering::Relaxed);
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let mut mismatches = settled_mismatches(&rt, &stack, &emulator, &posts);
+    for ((u, p), like) in &last {
+        let (_, b) = http(
+            port,
+            "GET",
+            &format!("/posts/{}/like", posts[*p]),
+            Some(&tokens[*u]),
+        )
+        .unwrap();
+        if b["liked"] != Value::Bool(*like) {
+            mismatches.push(format!(
+                "{} on post {}: liked {} but the last acknowledged request said {like}",
+                users[*u], posts[*p], b["liked"]
+            ));
+        }
+    }
+    add_stats(&mut faults, &stack.stats());
+    *faults
+        .entry("client retries (503, refused)".into())
+        .or_default() += client_retries as u64;
+    println!(
+        "chaos: {requests} requests in {:.0} s; faults and counters {faults:?}; posts checked {} (every bucket), (user, post) states checked {}; mismatches {}",
+        started.elapsed().as_secs_f64(),
+        posts.len(),
+        last.len(),
+        mismatches.len()
+    );
+    for m in mismatches.iter().take(20) {
+        eprintln!("mismatch: {m}");
+    }
+    if !mismatches.is_empty() {
+        let log = stack.log.lock().unwrap().clone();
+        for line in log
+            .lines()
+            .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+            .take(40)
+        {
+            eprintln!("stack: {line}");
+        }
+        rt.block_on(diagnose::diagnose(&emulator.endpoint, &mismatches));
+    }
+    assert_eq!(requests, total, "every request acknowledged once");
+    assert!(mismatches.is_empty(), "{} mismatches", mismatches.len());
+    // Each kind of fault happened (at the CI size and above; a tiny run may miss one)...
+    let kind = |k: &str| faults.get(k).copied().unwrap_or(0);
+    if total >= 2_000 {
+        for k in [
+            "injected.duplicate_deliveries",
+            "injected.function_errors",
+            "injected.write_failures",
+            "mapping.bisects",
+            "client retries (503, refused)",
+        ] {
+            assert!(
+                kind(k) > 0,
+                "no {k} were injected: the run proved nothing about them"
+            );
+        }
+    }
+    // ...and none of them made the aggregator drift or give records up.
+    for k in [
+        "aggregator.anomalies",
+        "aggregator.marks_ahead",
+        "mapping.given_up",
+    ] {
+        assert_eq!(kind(k), 0, "{k}: {faults:?}");
+    }
+    assert!(
+        kind("aggregator.records") > 0,
+        "the aggregator reported no records: {faults:?}"
+    );
+}

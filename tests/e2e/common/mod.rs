@@ -1,0 +1,466 @@
+//! What the tests of the local stack share: starting `likes-local` (and, when a test needs to
+//! stop it, its emulator) on free ports, plain HTTP/1.1 requests, dev tokens.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const SECRET: &str = "e2e-secret";
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn collect(child: &mut Child) -> Arc<Mutex<String>> {
+    let log = Arc::new(Mutex::new(String::new()));
+    let pipes: Vec<Box<dyn Read + Send>> = vec![
+        Box::new(child.stdout.take().expect("stdout")),
+        Box::new(child.stderr.take().expect("stderr")),
+    ];
+    for pipe in pipes {
+        let log = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                log.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+    }
+    log
+}
+
+fn terminate(child: &mut Child) {
+    if let Ok(Some(_)) = child.try_wait() {
+        return;
+    }
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// moto's server, started by the test itself, so that the test can stop it for a while and
+/// keep it across restarts of the stack.
+pub struct Emulator {
+    child: Child,
+    pub endpoint: String,
+}
+
+impl Emulator {
+    pub fn start() -> Self {
+        let port = free_port();
+        let root = repo_root();
+        let mut child = Command::new(root.join(".venv/bin/python"))
+            .arg(root.join("infra/scripts/moto-server.py"))
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the emulator starts");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the emulator did not listen");
+            assert!(
+                child.try_wait().ok().flatten().is_none(),
+                "the emulator exited"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self {
+            child,
+            endpoint: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.endpoint
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Stops the process (SIGSTOP): connections hang, nothing is answered, nothing is lost.
+    pub fn pause(&self) {
+        let _ = Command::new("kill")
+            .args(["-STOP", &self.child.id().to_string()])
+            .status();
+    }
+
+    pub fn resume(&self) {
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.child.id().to_string()])
+            .status();
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        self.resume();
+        terminate(&mut self.child);
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Options {
+    pub fail_first_writes: usize,
+    /// Use this emulator instead of the stack's own.
+    pub endpoint: Option<String>,
+    pub chaos_seed: Option<u64>,
+    pub state_dir: Option<PathBuf>,
+    /// `LIKES_ALLOWED_ORIGINS` (the demo page's origin is allowed whatever this says).
+    pub allowed_origins: Option<String>,
+    /// `LIKES_PUBLISHED_EVENTS` (unset: `none`, and the events mapping does not run).
+    pub published_events: Option<String>,
+    /// `LIKES_LIMIT_*` settings; unset: `LIKES_CALLER_LIMITS=off`, for tests that make many
+    /// requests as one user.
+    pub limits: Vec<(&'static str, String)>,
+    /// Other settings, as `make dev` reads them (`LIKES_REACTION_KINDS`, …).
+    pub env: Vec<(&'static str, String)>,
+}
+
+pub struct Stack {
+    child: Child,
+    pub port: u16,
+    /// The demo page's port: a free one, so that stacks in parallel never share one.
+    pub demo_port: u16,
+    pub log: Arc<Mutex<String>>,
+}
+
+impl Stack {
+    pub fn start(opts: &Options) -> Self {
+        Self::start_on(free_port(), opts)
+    }
+
+    pub fn start_on(port: u16, opts: &Options) -> Self {
+        let demo_port = free_port();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_likes-local"));
+        cmd.env("LIKES_PORT", port.to_string())
+            .env("LIKES_DEMO_PORT", demo_port.to_string())
+            .env(
+                "LIKES_ALLOWED_ORIGINS",
+                opts.allowed_origins.clone().unwrap_or_default(),
+            )
+            .env_remove("LIKES_MOTO_SERVER")
+            .env("LIKES_DEV_JWT_SECRET", SECRET)
+            .env(
+                "LIKES_LOCAL_FAIL_FIRST_WRITES",
+                opts.fail_first_writes.to_string(),
+            )
+            .env("NO_COLOR", "1")
+            .env_remove("LIKES_DYNAMODB_ENDPOINT")
+            .env_remove("LIKES_LOCAL_CHAOS")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(e) = &opts.endpoint {
+            cmd.env("LIKES_DYNAMODB_ENDPOINT", e);
+        }
+        if let Some(seed) = opts.chaos_seed {
+            cmd.env("LIKES_LOCAL_CHAOS", seed.to_string());
+        }
+        // Tests of other things publish no events: the emulator answers one request at a time.
+        cmd.env(
+            "LIKES_PUBLISHED_EVENTS",
+            opts.published_events.as_deref().unwrap_or("none"),
+        );
+        cmd.env_remove("LIKES_CALLER_LIMITS");
+        if opts.limits.is_empty() {
+            cmd.env("LIKES_CALLER_LIMITS", "off");
+        }
+        for (name, value) in opts.limits.iter().chain(&opts.env) {
+            cmd.env(name, value);
+        }
+        let state = opts.state_dir.clone().unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("likes-local-{}", uuid::Uuid::new_v4().simple()))
+        });
+        cmd.env("LIKES_LOCAL_STATE_DIR", state);
+        let mut child = cmd.spawn().expect("likes-local starts");
+        let log = collect(&mut child);
+        let stack = Stack {
+            child,
+            port,
+            demo_port,
+            log,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok((200, _)) = http(port, "GET", "/healthz", None) {
+                return stack;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the stack did not become healthy:\n{}",
+                stack.log.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// SIGKILL: the stack dies mid-work, as a crashed host would (its emulator, if the test
+    /// owns it, keeps everything).
+    pub fn crash(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// The like events the local bus delivered, oldest first (`GET /_local/events`).
+    pub fn events(&self) -> Vec<Value> {
+        http(self.port, "GET", "/_local/events", None)
+            .ok()
+            .and_then(|(_, v)| v["events"].as_array().cloned())
+            .unwrap_or_default()
+    }
+
+    /// What the local mapping did and the faults it injected.
+    pub fn stats(&self) -> Value {
+        http(self.port, "GET", "/_local/stats", None)
+            .map(|(_, v)| v)
+            .unwrap_or(Value::Null)
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SIGTERM, so that the stack stops its emulator on the way out.
+        terminate(&mut self.child);
+    }
+}
+
+/// One HTTP/1.1 request over a fresh connection.
+pub fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+) -> std::io::Result<(u16, Value)> {
+    request(port, method, path, token, &[], b"")
+}
+
+/// One HTTP/1.1 request with extra headers and a body over a fresh connection.
+pub fn request(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> std::io::Result<(u16, Value)> {
+    exchange(port, method, path, token, headers, body).map(|(status, _, body)| (status, body))
+}
+
+/// An answer: its status, its headers (names in lower case), its JSON body.
+pub type Exchange = (u16, Vec<(String, String)>, Value);
+
+/// [`request`], with the answer's headers (names in lower case).
+pub fn exchange(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> std::io::Result<Exchange> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    if let Some(t) = token {
+        head += &format!("Authorization: Bearer {t}\r\n");
+    }
+    for (k, v) in headers {
+        head += &format!("{k}: {v}\r\n");
+    }
+    head += &format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes())?;
+    s.write_all(body)?;
+    let mut raw = String::new();
+    s.read_to_string(&mut raw)?;
+    let status: u16 = raw
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let answer_headers = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    Ok((
+        status,
+        answer_headers,
+        serde_json::from_str(body).unwrap_or(Value::Null),
+    ))
+}
+
+/// A dev token for `user`, from `likes-local token`.
+pub fn token(user: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_likes-local"))
+        .args(["token", user])
+        .env("LIKES_DEV_JWT_SECRET", SECRET)
+        .output()
+        .expect("token command runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Polls the count until it reads `want`; returns how long that took.
+pub fn wait_for_count(stack: &Stack, post: &str, tok: &str, want: i64) -> Duration {
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(30);
+    loop {
+        let (s, b) = http(
+            stack.port,
+            "GET",
+            &format!("/posts/{post}/likes/count"),
+            Some(tok),
+        )
+        .unwrap();
+        assert_eq!(s, 200, "{b}");
+        if b["like_count"] == want {
+            return started.elapsed();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "count stuck at {} (want {want}):\n{}",
+            b["like_count"],
+            stack.log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A loopback TCP proxy in front of the emulator: stopping it refuses new connections and cuts
+/// open ones, which is what a stopped emulator looks like from the stack, without losing the
+/// emulator's (in-memory) data. Writes in flight either reached the emulator or did not: none
+/// lands later, as one would from a process merely suspended.
+pub struct Proxy {
+    pub port: u16,
+    target: u16,
+    running: Arc<std::sync::atomic::AtomicBool>,
+    generation: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Proxy {
+    pub fn start(target: u16) -> Self {
+        let p = Self {
+            port: free_port(),
+            target,
+            running: Arc::default(),
+            generation: Arc::default(),
+        };
+        p.listen();
+        p
+    }
+
+    fn listen(&self) {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind(("127.0.0.1", self.port)).expect("proxy port");
+        listener.set_nonblocking(true).expect("nonblocking");
+        self.running.store(true, Ordering::SeqCst);
+        let (running, generation, target) =
+            (self.running.clone(), self.generation.clone(), self.target);
+        let mine = generation.load(Ordering::SeqCst);
+        std::thread::spawn(move || {
+            while running.load(Ordering::SeqCst) && generation.load(Ordering::SeqCst) == mine {
+                match listener.accept() {
+                    Ok((client, _)) => {
+                        let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
+                            continue;
+                        };
+                        let _ = client.set_nonblocking(false);
+                        for (from, to) in [
+                            (client.try_clone(), server.try_clone()),
+                            (server.try_clone(), client.try_clone()),
+                        ] {
+                            let (Ok(mut from), Ok(mut to)) = (from, to) else {
+                                continue;
+                            };
+                            let (running, generation) = (running.clone(), generation.clone());
+                            std::thread::spawn(move || {
+                                let _ = from.set_read_timeout(Some(Duration::from_millis(100)));
+                                let mut buf = [0u8; 16 * 1024];
+                                loop {
+                                    if !running.load(Ordering::SeqCst)
+                                        || generation.load(Ordering::SeqCst) != mine
+                                    {
+                                        let _ = from.shutdown(std::net::Shutdown::Both);
+                                        let _ = to.shutdown(std::net::Shutdown::Both);
+                                        return;
+                                    }
+                                    match from.read(&mut buf) {
+                                        Ok(0) => {
+                                            let _ = to.shutdown(std::net::Shutdown::Write);
+                                            return;
+                                        }
+                                        Ok(n) => {
+                                            if to.write_all(&buf[..n]).is_err() {
+                                                return;
+                                            }
+                                        }
+                                        Err(e)
+                                            if matches!(
+                                                e.kind(),
+                                                std::io::ErrorKind::WouldBlock
+                                                    | std::io::ErrorKind::TimedOut
+                                            ) => {}
+                                        Err(_) => return,
+                                    }
+                                }
+                            });
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Err(_) => return,
+                }
+            }
+        });
+    }
+
+    /// Refuses connections and cuts the open ones.
+    pub fn stop(&self) {
+        use std::sync::atomic::Ordering;
+        self.running.store(false, Ordering::SeqCst);
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        // The listener closes when its thread sees the flag.
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    pub fn restart(&self) {
+        self.listen();
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}

@@ -1,0 +1,314 @@
+//! Shared harness for the integration tests: a DynamoDB client for the local emulator (moto's
+//! server, started by `make test` / `infra/scripts/with-moto.sh`), throwaway tables created from the
+//! same schema the template deploys, and a request helper that sends API Gateway events
+//! (built by the test kit) through the handler.
+
+pub mod calls;
+pub mod events;
+pub mod linear;
+pub mod linear_single;
+pub mod props;
+pub mod sdk_faults;
+pub mod stream;
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::Client;
+use lambda_http::Request;
+use likes_aws::dynamo::schema::{create_table, COUNTS, LIKES, MARKERS};
+use likes_aws::{DynamoCounts, DynamoLikes};
+use likes_core::{CountsRead, PostBucket, PostId, ReactionsStore, UserId};
+pub use likes_sim::apigw::ApiEvent;
+use serde_json::Value;
+
+pub const ENDPOINT_VAR: &str = "LIKES_TEST_DYNAMODB_ENDPOINT";
+
+pub fn endpoint() -> String {
+    std::env::var(ENDPOINT_VAR).unwrap_or_else(|_| {
+        panic!("{ENDPOINT_VAR} is not set: run the integration tests with `make test`, which starts the emulator")
+    })
+}
+
+/// A client configured like production (retries, timeouts) but pointed at `endpoint`.
+pub async fn client_for(endpoint: &str) -> Client {
+    likes_aws::sdk::emulator_dynamo(endpoint).await
+}
+
+pub async fn client() -> Client {
+    client_for(&endpoint()).await
+}
+
+/// A fresh pair of tables, unique to one test.
+#[derive(Clone)]
+pub struct Tables {
+    pub client: Client,
+    pub likes_table: String,
+    pub counts_table: String,
+    /// Named requests' markers, as deployed (the API's Likes store writes them here).
+    pub markers_table: String,
+}
+
+impl Tables {
+    pub async fn new() -> Self {
+        let client = client().await;
+        let suffix = uuid::Uuid::new_v4().simple().to_string();
+        let likes_table = format!("likes-{suffix}");
+        let counts_table = format!("counts-{suffix}");
+        create_table(&client, &LIKES, &likes_table)
+            .await
+            .expect("create Likes table");
+        create_table(&client, &COUNTS, &counts_table)
+            .await
+            .expect("create Counts table");
+        let markers_table = format!("markers-{suffix}");
+        create_table(&client, &MARKERS, &markers_table)
+            .await
+            .expect("create Markers table");
+        Self {
+            client,
+            likes_table,
+            counts_table,
+            markers_table,
+        }
+    }
+
+    pub fn likes(&self) -> DynamoLikes {
+        DynamoLikes::new(self.client.clone(), &self.likes_table)
+            .with_markers(Some(&self.markers_table))
+    }
+
+    pub fn counts(&self) -> DynamoCounts {
+        DynamoCounts::new(self.client.clone(), &self.counts_table)
+    }
+
+    pub fn app(&self) -> likes_api::App<DynamoLikes, DynamoCounts> {
+        likes_api::App::new(self.likes(), self.counts())
+    }
+
+    /// The environment a function binary needs to run against these tables on the emulator.
+    pub fn lambda_env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL_DYNAMODB", endpoint()),
+            ("AWS_REGION", "us-east-1".to_owned()),
+            ("AWS_ACCESS_KEY_ID", "test".to_owned()),
+            ("AWS_SECRET_ACCESS_KEY", "test".to_owned()),
+            ("LIKES_TABLE_NAME", self.likes_table.clone()),
+            ("COUNTS_TABLE_NAME", self.counts_table.clone()),
+            ("MARKERS_TABLE_NAME", self.markers_table.clone()),
+        ]
+    }
+
+    /// Writes a like straight into the Likes table, as the API stores it (its persistent item
+    /// format), behind the API's back: the stream sees it, the API's write path does not run.
+    pub async fn put_like(&self, post: &PostId, user: &UserId, liked_at: &str) {
+        use likes_aws::dynamo::schema::likes::{LIKED_AT, PK, POST_ID, SK};
+        let row = PostBucket::for_like(post, user);
+        self.client
+            .put_item()
+            .table_name(&self.likes_table)
+            .item(PK, AttributeValue::S(row.to_string()))
+            .item(SK, AttributeValue::S(user.to_string()))
+            .item(POST_ID, AttributeValue::S(post.to_string()))
+            .item(LIKED_AT, AttributeValue::S(liked_at.to_owned()))
+            .send()
+            .await
+            .expect("a like written");
+    }
+
+    /// Every item in a table (consistent scan): what the tests assert against.
+    pub async fn scan(&self, table: &str) -> Vec<HashMap<String, AttributeValue>> {
+        let mut out = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .scan()
+                .table_name(table)
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .expect("scan");
+            out.extend(page.items.unwrap_or_default());
+            match page.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return out,
+            }
+        }
+    }
+
+    /// (post_id, user_id) of every like in the Likes table (control items, whose sort key
+    /// starts with `~`, are not likes).
+    pub async fn like_pairs(&self) -> Vec<(String, String)> {
+        let mut pairs: Vec<(String, String)> = self
+            .scan(&self.likes_table)
+            .await
+            .into_iter()
+            .filter(|item| !item["user_id"].as_s().is_ok_and(|u| u.starts_with('~')))
+            .map(|item| {
+                let s = |k: &str| item[k].as_s().expect("string attribute").clone();
+                (s("post_id"), s("user_id"))
+            })
+            .collect();
+        pairs.sort();
+        pairs
+    }
+}
+
+/// The event converted by lambda_http exactly as in production.
+pub fn request(event: &ApiEvent) -> Request {
+    lambda_http::request::from_str(&event.to_json().to_string())
+        .expect("valid API Gateway v2 event")
+}
+
+/// What a response said: status, JSON body, headers.
+pub type Reply = (u16, Value, http::HeaderMap);
+
+/// Sends one event through the handler, as API Gateway would after its authorizer.
+pub async fn call<L: ReactionsStore, C: CountsRead>(
+    app: &likes_api::App<L, C>,
+    event: ApiEvent,
+) -> Reply {
+    let resp = app.handle(request(&event)).await;
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes: &[u8] = resp.body().as_ref();
+    let body = serde_json::from_slice(bytes).expect("response body is JSON");
+    (status, body, headers)
+}
+
+/// `method path` as the user `sub`, no query, no body.
+pub async fn call_as<L: ReactionsStore, C: CountsRead>(
+    app: &likes_api::App<L, C>,
+    method: &str,
+    path: &str,
+    sub: &str,
+) -> Reply {
+    call(app, ApiEvent::new(method, path).caller(sub)).await
+}
+
+pub fn like_path(post: &impl std::fmt::Display) -> String {
+    format!("/posts/{post}/like")
+}
+
+/// Counts the HTTP requests a client sends to DynamoDB, by operation (every attempt counts):
+/// how the tests check what each route costs.
+#[derive(Debug, Clone, Default)]
+pub struct RequestCounter {
+    counts: std::sync::Arc<std::sync::Mutex<HashMap<String, usize>>>,
+}
+
+impl RequestCounter {
+    pub fn take(&self) -> HashMap<String, usize> {
+        std::mem::take(&mut *self.counts.lock().expect("counter lock"))
+    }
+}
+
+impl aws_sdk_dynamodb::config::Intercept for RequestCounter {
+    fn name(&self) -> &'static str {
+        "RequestCounter"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _ctx: &aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef<'_>,
+        _rc: &aws_sdk_dynamodb::config::RuntimeComponents,
+        cfg: &mut aws_sdk_dynamodb::config::ConfigBag,
+    ) -> Result<(), aws_sdk_dynamodb::error::BoxError> {
+        let op = cfg
+            .load::<aws_smithy_runtime_api::client::orchestrator::Metadata>()
+            .map(|m| m.name().to_owned())
+            .unwrap_or_else(|| "unknown".to_owned());
+        *self
+            .counts
+            .lock()
+            .expect("counter lock")
+            .entry(op)
+            .or_default() += 1;
+        Ok(())
+    }
+}
+
+impl Tables {
+    /// Sends `method path` as `sub` from a second device: its own client (no injected faults),
+    /// its own thread and runtime, waited for. Safe to call from inside an interceptor.
+    pub fn second_device(&self, method: &str, path: &str, sub: &str) -> Reply {
+        self.second_device_of(likes_core::Reactions::default(), method, path, sub)
+    }
+
+    /// As [`Tables::second_device`], on a deployment with these reaction settings.
+    pub fn second_device_of(
+        &self,
+        reactions: likes_core::Reactions,
+        method: &str,
+        path: &str,
+        sub: &str,
+    ) -> Reply {
+        let (t, method, path, sub) = (
+            self.clone(),
+            method.to_owned(),
+            path.to_owned(),
+            sub.to_owned(),
+        );
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            let app = t.app().with_reactions(reactions);
+            rt.block_on(async { call_as(&app, &method, &path, &sub).await })
+        })
+        .join()
+        .expect("the second device's request")
+    }
+
+    /// An app whose DynamoDB client runs `interceptor` on every request.
+    pub fn app_with<I>(&self, interceptor: I) -> likes_api::App<DynamoLikes, DynamoCounts>
+    where
+        I: aws_sdk_dynamodb::config::Intercept + 'static,
+    {
+        let conf = self
+            .client
+            .config()
+            .to_builder()
+            .interceptor(interceptor)
+            .build();
+        let client = Client::from_conf(conf);
+        likes_api::App::new(
+            DynamoLikes::new(client.clone(), &self.likes_table)
+                .with_markers(Some(&self.markers_table)),
+            DynamoCounts::new(client, &self.counts_table),
+        )
+    }
+
+    /// An app whose DynamoDB client counts its requests.
+    pub fn counted_app(&self) -> (likes_api::App<DynamoLikes, DynamoCounts>, RequestCounter) {
+        let counter = RequestCounter::default();
+        (self.app_with(counter.clone()), counter)
+    }
+}
+
+/// An erase queue that keeps what it was given: what the API or the worker sent, in order.
+#[derive(Default)]
+pub struct RecordedQueue(pub std::sync::Mutex<Vec<likes_core::erase_job::EraseJob>>);
+
+impl RecordedQueue {
+    pub fn jobs(&self) -> Vec<likes_core::erase_job::EraseJob> {
+        self.0.lock().map(|j| j.clone()).unwrap_or_default()
+    }
+}
+
+impl likes_core::erase_job::EraseQueue for RecordedQueue {
+    fn submit<'a>(
+        &'a self,
+        job: &'a likes_core::erase_job::EraseJob,
+    ) -> likes_core::erase_job::Submitted<'a> {
+        Box::pin(async move {
+            if let Ok(mut jobs) = self.0.lock() {
+                jobs.push(job.clone());
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,21 @@
+//! Integration tests that span crates, against moto's emulator (or in memory, for the models): one
+//! binary, a module per suite. A target of `likes-harness`, whose rigs they use.
+
+mod aggregator;
+mod aggregator_model;
+mod aggregator_props;
+mod erase;
+mod erase_requests;
+mod errors;
+mod ids_model;
+mod liker_ids;
+mod linearizable;
+mod one_effect;
+mod reactions;
+mod reactions_linearizable;
+mod read_path;
+mod recount_model;
+mod repair_model;
+mod repair_race;
+mod sample_events;
+mod write_path;
