@@ -64,9 +64,25 @@ impl EventBus for EventBridgeBus {
     }
 }
 
-/// The bus as `make dev` and the tests set it up on the emulator: the bus, and a rule that
-/// delivers every event of [`SOURCE`] to the SQS queue `queue` (created if absent), for a
-/// person or a test to read. Never used on AWS, where the template creates the bus and other
+/// Creates the bus `bus` on the emulator unless it exists (`make dev`, the tests). Never used on
+/// AWS, where the template creates the bus.
+pub async fn ensure_bus(events: &aws_sdk_eventbridge::Client, bus: &str) -> Result<(), String> {
+    let created = events.create_event_bus().name(bus).send().await;
+    match created {
+        Ok(_) => Ok(()),
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|se| se.is_resource_already_exists_exception()) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(DisplayErrorContext(e).to_string()),
+    }
+}
+
+/// The bus as the tests set it up on the emulator: the bus, and a rule that delivers every
+/// event of [`SOURCE`] to the SQS queue `queue` (created if absent), for a test to read what
+/// EventBridge delivered. Never used on AWS, where the template creates the bus and other
 /// services bring their own rules. Returns the queue's URL.
 pub async fn bus_to_queue(
     events: &aws_sdk_eventbridge::Client,
@@ -75,15 +91,7 @@ pub async fn bus_to_queue(
     queue: &str,
 ) -> Result<String, String> {
     use aws_sdk_sqs::types::QueueAttributeName;
-    let created = events.create_event_bus().name(bus).send().await;
-    if let Err(e) = created {
-        let exists = e
-            .as_service_error()
-            .is_some_and(|se| se.is_resource_already_exists_exception());
-        if !exists {
-            return Err(DisplayErrorContext(e).to_string());
-        }
-    }
+    ensure_bus(events, bus).await?;
     let url = sqs
         .create_queue()
         .queue_name(queue)

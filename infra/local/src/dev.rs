@@ -9,7 +9,7 @@ use count_aggregator::{Aggregator, Settings as AggregatorSettings};
 use likes_api::liker_ids::LikerIds;
 use likes_aws::dynamo::schema::{COUNTS, ERASE_REQUESTS, EVENT_STATE, LIKES, MARKERS};
 use likes_aws::env::{LikerIdsSetting, Published};
-use likes_aws::eventbridge::{bus_to_queue, EventBridgeBus};
+use likes_aws::eventbridge::{ensure_bus, EventBridgeBus};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
 use likes_aws::{
     DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoMilestones, DynamoSuppression,
@@ -25,7 +25,7 @@ use crate::esm::function::AggregatorFunction;
 use crate::esm::sinks::{Checkpoints, SqsDestination};
 use crate::esm::source::DynamoStream;
 use crate::esm::{Mapping, Stats};
-use crate::events::{EventFeed, EventTotals, EventsFunction, EVENTS_FAILURE_QUEUE, EVENTS_QUEUE};
+use crate::events::{EventFeed, EventTotals, EventsFunction, FeedingBus, EVENTS_FAILURE_QUEUE};
 use crate::settings::Settings;
 use crate::{demo, erase_poller, gateway, moto, setup};
 
@@ -94,19 +94,27 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     };
     let _ = std::fs::create_dir_all(&settings.state_dir);
     let checkpoints = Checkpoints::load(Some(settings.state_dir.join("mapping-checkpoints.json")));
-    // Like events: the bus and its rule to `likes-events`, the events function's state, and
+    // Like events: the bus (what it accepts kept in the feed), the events function's state, and
     // its own mapping of the same stream (checkpointed apart, as Lambda keeps each mapping's).
     setup::ensure_table(&dynamo, &EVENT_STATE, &settings.event_state_table).await?;
     let eventbridge = aws_sdk_eventbridge::Client::new(&conf);
-    let events_queue = bus_to_queue(&eventbridge, &sqs, &settings.event_bus, EVENTS_QUEUE)
+    ensure_bus(&eventbridge, &settings.event_bus)
         .await
         .map_err(|e| LocalError::Setup(format!("the events bus: {e}")))?;
+    let feed = Arc::new(EventFeed::default());
+    let region = conf
+        .region()
+        .map_or("us-east-1".to_owned(), |r| r.to_string());
     let events_function = EventsFunction {
         function: like_events::LikeEvents {
             suppression: DynamoSuppression::new(dynamo.clone(), &settings.event_state_table),
             milestones: DynamoMilestones::new(dynamo.clone(), &settings.event_state_table),
             counts: DynamoCounts::new(dynamo.clone(), &settings.counts_table),
-            bus: EventBridgeBus::new(eventbridge, &settings.event_bus),
+            bus: FeedingBus::new(
+                EventBridgeBus::new(eventbridge, &settings.event_bus),
+                Arc::clone(&feed),
+                region,
+            ),
             settings: like_events::Settings::from(settings.event_rules),
         },
         totals: EventTotals::default(),
@@ -131,7 +139,6 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         checkpoints: &events_checkpoints,
         stats: &events_stats,
     };
-    let feed = Arc::new(EventFeed::default());
 
     let ready = Arc::new(AtomicBool::new(false));
     let mut plan = FaultPlan {
@@ -218,16 +225,8 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     // With nothing to publish the events mapping is not run: on Lambda it would be invoked and
     // do nothing (invariant 9); here it would only add requests to the one-at-a-time emulator.
     let events_on = settings.event_rules.published != Published::None;
-    let feeder = {
-        let feed = Arc::clone(&feed);
-        tokio::spawn(async move {
-            if events_on {
-                feed.poll(sqs, events_queue).await
-            }
-        })
-    };
     tracing::info!(
-        "like events ({:?}) on the bus {:?}, every one delivered to the queue {EVENTS_QUEUE}: GET /_local/events",
+        "like events ({:?}) on the bus {:?}, every one it accepts listed by GET /_local/events",
         settings.event_rules.published,
         settings.event_bus
     );
@@ -270,7 +269,6 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     tracing::info!("stopping");
     server.abort();
     eraser.abort();
-    feeder.abort();
     if let Some(d) = demo_server {
         d.abort();
     }

@@ -1,28 +1,33 @@
 //! Like events, played locally: the events function (`like-events`) invoked by its own stream
 //! mapping as Lambda invokes it (the function's answer serialised, a panic or an invocation
-//! past its timeout a function error), and the feed behind `GET /_local/events`: the SQS queue
-//! `likes-events` that a rule on the local bus delivers every event to, read and kept here (the
-//! most recent [`FEED_SIZE`]) for a person watching and for the tests.
+//! past its timeout a function error), and the feed behind `GET /_local/events`: every event the
+//! emulator's bus accepted, as a rule matching all of them would deliver it, kept here (the most
+//! recent [`FEED_SIZE`]) for a person watching and for the tests.
+//!
+//! The feed is kept as the bus answers, not read back through a rule and a queue: the
+//! emulator's `ReceiveMessage` looks at every message waiting on each call, so a queue read ten
+//! at a time fell behind any burst and slowed every request behind it (3,634 messages waiting
+//! after 1,000 requests). What EventBridge's rules deliver is tested on the emulator by the events
+//! function's own tests (`functions/like-events/tests/events/events.rs`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use like_events::{BatchReport, LikeEvents};
-use likes_core::store::events::{CountsProgress, EventBus, MilestoneStore, SuppressionStore};
-use serde_json::Value;
+use likes_core::store::events::{
+    BusEntry, CountsProgress, EventBus, MilestoneStore, SuppressionStore,
+};
+use likes_core::StoreError;
+use serde_json::{json, Value};
 
 use crate::esm::function::{in_process, Function, FunctionError};
-use crate::sqs_poll;
 
-/// The queue the local bus's rule delivers every event to.
-pub const EVENTS_QUEUE: &str = "likes-events";
 /// Where the events mapping sends what it gave up (the template's `LikeEventsFailureQueue`).
 pub const EVENTS_FAILURE_QUEUE: &str = "likes-events-failures";
 /// Events kept for `GET /_local/events`.
 pub const FEED_SIZE: usize = 1000;
-const POLL_PAUSE: Duration = Duration::from_millis(200);
 
 /// The sums of the events function's batch reports over the invocations it answered.
 #[derive(Debug, Default)]
@@ -117,20 +122,57 @@ impl EventFeed {
             f.push_back(event);
         }
     }
+}
 
-    /// Reads the queue until the process stops: each message is kept, then deleted.
-    pub async fn poll(&self, sqs: aws_sdk_sqs::Client, queue_url: String) {
-        loop {
-            let messages =
-                sqs_poll::receive(&sqs, &queue_url, "the events queue", POLL_PAUSE).await;
-            for m in &messages {
-                let body = m.body().unwrap_or("");
-                match serde_json::from_str::<Value>(body) {
-                    Ok(event) => self.push(event),
-                    Err(e) => tracing::warn!(error = %e, "an events message is not JSON"),
-                }
-                sqs_poll::delete(&sqs, &queue_url, m, "the events queue").await;
+/// The local bus: the emulator's EventBridge, and every entry it accepted kept in the feed.
+pub struct FeedingBus<B> {
+    pub bus: B,
+    pub feed: Arc<EventFeed>,
+    /// The account and region in the feed's envelopes, as the emulator's would say.
+    pub region: String,
+    next: AtomicU64,
+}
+
+impl<B> FeedingBus<B> {
+    pub fn new(bus: B, feed: Arc<EventFeed>, region: impl Into<String>) -> Self {
+        FeedingBus {
+            bus,
+            feed,
+            region: region.into(),
+            next: AtomicU64::new(0),
+        }
+    }
+
+    /// The event as EventBridge delivers it to a rule's target.
+    fn envelope(&self, entry: &BusEntry) -> Value {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let time = if entry.time_secs > 0 {
+            chrono::DateTime::from_timestamp(entry.time_secs, 0).unwrap_or_else(chrono::Utc::now)
+        } else {
+            chrono::Utc::now()
+        };
+        json!({
+            "version": "0",
+            "id": format!("local-{n:012}"),
+            "detail-type": entry.detail_type,
+            "source": likes_aws::eventbridge::SOURCE,
+            "account": "123456789012",
+            "time": time.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            "region": self.region,
+            "resources": [],
+            "detail": serde_json::from_str::<Value>(&entry.detail).unwrap_or(Value::Null),
+        })
+    }
+}
+
+impl<B: EventBus> EventBus for FeedingBus<B> {
+    async fn put(&self, entries: &[BusEntry]) -> Result<Vec<Option<String>>, StoreError> {
+        let answers = self.bus.put(entries).await?;
+        for (entry, refused) in entries.iter().zip(&answers) {
+            if refused.is_none() {
+                self.feed.push(self.envelope(entry));
             }
         }
+        Ok(answers)
     }
 }

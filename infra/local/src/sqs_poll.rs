@@ -1,6 +1,7 @@
-//! Reading an SQS queue on the emulator as a local stand-in does (the erase queue's poller,
-//! the events feed): short polls, since the emulator answers one request at a time and a
-//! waiting receive would hold up every like behind it.
+//! Reading an SQS queue on the emulator as a local stand-in does (the erase queue's poller):
+//! short polls, since the emulator answers one request at a time and a waiting receive would
+//! hold up every like behind it. The emulator's `ReceiveMessage` looks at every message waiting,
+//! so only a queue that stays short is read this way (the erase queue: one message a person).
 
 use std::time::Duration;
 

@@ -12,7 +12,11 @@
 //! Clients retry a request until it is acknowledged (a 503 or a refused connection is retried);
 //! one in twenty is named with an `Idempotency-Key`, retried with the same key.
 //!
-//! Size: `LIKES_CHAOS_REQUESTS` (default 2,400, the CI size; `make chaos` runs 20,000).
+//! Size: `LIKES_CHAOS_REQUESTS` (default 2,400, the CI size; `make chaos` runs 20,000). Like
+//! events are published as `make dev` publishes them (`LIKES_CHAOS_EVENTS`, default
+//! `notifications`; `none` leaves the events mapping out). `LIKES_CHAOS_FAULTS=off` runs the same
+//! load with no fault injected (no chaos plan, the emulator and the stack left running): the
+//! throughput and settle time of a quiet stack, for comparison.
 
 use crate::common;
 mod diagnose;
@@ -50,8 +54,15 @@ fn zipf_post(rng: &mut SplitMix) -> usize {
 
 /// Adds a stack's counters (`GET /_local/stats`) by section and kind.
 fn add_stats(into: &mut BTreeMap<String, u64>, stats: &Value) {
-    for section in ["mapping", "injected", "aggregator"] {
-        for (k, v) in stats[section].as_object().into_iter().flatten() {
+    let sections = [
+        ("mapping", &stats["mapping"]),
+        ("injected", &stats["injected"]),
+        ("aggregator", &stats["aggregator"]),
+        ("events.mapping", &stats["events"]["mapping"]),
+        ("events.function", &stats["events"]["function"]),
+    ];
+    for (section, counters) in sections {
+        for (k, v) in counters.as_object().into_iter().flatten() {
             *into.entry(format!("{section}.{k}")).or_default() += v.as_u64().unwrap_or(0);
         }
     }
@@ -103,14 +114,17 @@ fn counts_and_likes_survive_chaos() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20_261_201);
+    let faults_on = std::env::var("LIKES_CHAOS_FAULTS").as_deref() != Ok("off");
+    let events = std::env::var("LIKES_CHAOS_EVENTS").unwrap_or_else(|_| "notifications".into());
     let started = Instant::now();
     let emulator = Emulator::start();
     let proxy = common::Proxy::start(emulator.port());
     let state = std::env::temp_dir().join(format!("likes-chaos-{}", uuid::Uuid::new_v4().simple()));
     let opts = Options {
         endpoint: Some(proxy.endpoint()),
-        chaos_seed: Some(seed),
+        chaos_seed: faults_on.then_some(seed),
         state_dir: Some(state),
+        published_events: Some(events.clone()),
         ..Options::default()
     };
     let port = common::free_port();
@@ -179,20 +193,22 @@ fn counts_and_likes_survive_chaos() {
         );
         std::thread::sleep(Duration::from_millis(20));
     };
-    at(30);
-    proxy.stop();
-    std::thread::sleep(Duration::from_secs(3));
-    proxy.restart();
-    *faults
-        .entry("emulator stopped and started".into())
-        .or_default() += 1;
-    at(60);
-    if let Some(s) = stack.take() {
-        add_stats(&mut faults, &s.stats());
-        drop(s);
+    if faults_on {
+        at(30);
+        proxy.stop();
+        std::thread::sleep(Duration::from_secs(3));
+        proxy.restart();
+        *faults
+            .entry("emulator stopped and started".into())
+            .or_default() += 1;
+        at(60);
+        if let Some(s) = stack.take() {
+            add_stats(&mut faults, &s.stats());
+            drop(s);
+        }
+        stack = Some(Stack::start_on(port, &opts));
+        *faults.entry("stack restarted".into()).or_default() += 1;
     }
-    stack = Some(Stack::start_on(port, &opts));
-    *faults.entry("stack restarted".into()).or_default() += 1;
 
     let mut requests = 0;
     for client in clients {
@@ -202,6 +218,7 @@ fn counts_and_likes_survive_chaos() {
         }
     }
     let stack = stack.expect("the stack");
+    let requests_done = started.elapsed();
     let client_retries = retried.load(Ordering::Relaxed);
 
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -209,6 +226,8 @@ fn counts_and_likes_survive_chaos() {
         .build()
         .expect("a runtime");
     let mut mismatches = settled_mismatches(&rt, &stack, &emulator, &posts);
+    // Settled: the three agreeing polls done (the first of them is the settle time's bound).
+    let settled = started.elapsed() - requests_done;
     for ((u, p), like) in &last {
         let (_, b) = http(
             port,
@@ -229,8 +248,11 @@ fn counts_and_likes_survive_chaos() {
         .entry("client retries (503, refused)".into())
         .or_default() += client_retries as u64;
     println!(
-        "chaos: {requests} requests in {:.0} s; faults and counters {faults:?}; posts checked {} (every bucket), (user, post) states checked {}; mismatches {}",
-        started.elapsed().as_secs_f64(),
+        "chaos: {requests} requests in {:.0} s ({:.0}/s), counts settled {:.0} s after the last (faults {}, events {events}); faults and counters {faults:?}; posts checked {} (every bucket), (user, post) states checked {}; mismatches {}",
+        requests_done.as_secs_f64(),
+        requests as f64 / requests_done.as_secs_f64(),
+        settled.as_secs_f64(),
+        if faults_on { "on" } else { "off" },
         posts.len(),
         last.len(),
         mismatches.len()
@@ -253,7 +275,7 @@ fn counts_and_likes_survive_chaos() {
     assert!(mismatches.is_empty(), "{} mismatches", mismatches.len());
     // Each kind of fault happened (at the CI size and above; a tiny run may miss one)...
     let kind = |k: &str| faults.get(k).copied().unwrap_or(0);
-    if total >= 2_000 {
+    if faults_on && total >= 2_000 {
         for k in [
             "injected.duplicate_deliveries",
             "injected.function_errors",

@@ -282,6 +282,11 @@ impl<S: StreamSource, F: Function, D: Destination> Mapping<'_, S, F, D> {
             (Ok(_), Verdict::From(seq)) => {
                 if let Some(before) = batch.iter().take_while(|r| r.seq != seq).last() {
                     self.done_through(shard, &before.seq.clone());
+                    // Progress: the wait starts over. Doubling it across partial successes
+                    // held a busy shard at the longest wait for good (a batch of many posts
+                    // rarely has none failing under the chaos plan), and a burst's counts
+                    // took minutes to settle.
+                    shard.backoff = self.config.backoff;
                 }
                 shard.position = Position::At(seq);
             }
