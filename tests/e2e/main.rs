@@ -14,4 +14,3 @@ mod reactions;
 mod shards;
 mod smoke;
 mod template;
-mod template_ops;

@@ -1,12 +1,12 @@
-//! The stream mapping settings the aggregator's correctness depends on are in template.yaml, and
-//! the local poller plays the same mapping.
+//! The mappings' settings the aggregator's correctness depends on, and CORS, are in
+//! template.yaml, and the local stack plays the same.
 
 use serde_yaml::Value;
 
+use super::{if_parts, load};
+
 fn mapping() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
-    let t: Value =
-        serde_yaml::from_str(&std::fs::read_to_string(path).expect("template")).expect("YAML");
+    let t = load("template.yaml");
     t["Resources"]["LikesStreamMapping"]["Properties"].clone()
 }
 
@@ -53,9 +53,7 @@ fn the_local_mapping_plays_the_templates_settings() {
 
 #[test]
 fn the_erase_queue_keeps_a_job_until_it_is_done_and_the_local_queue_plays_it() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
-    let t: Value =
-        serde_yaml::from_str(&std::fs::read_to_string(path).expect("template")).expect("YAML");
+    let t = load("template.yaml");
     let r = &t["Resources"];
     let queue = &r["EraseQueue"]["Properties"];
     assert_eq!(
@@ -74,17 +72,6 @@ fn the_erase_queue_keeps_a_job_until_it_is_done_and_the_local_queue_plays_it() {
     );
 }
 
-/// `!If [cond, then, else]` as serde_yaml reads it: the tag and its three items.
-fn if_parts(v: &Value) -> (String, Value, Value) {
-    let Value::Tagged(tagged) = v else {
-        panic!("expected !If, got {v:?}")
-    };
-    assert_eq!(tagged.tag, "If");
-    let items = tagged.value.as_sequence().expect("!If takes a list");
-    let cond = items[0].as_str().expect("a condition name").to_owned();
-    (cond, items[1].clone(), items[2].clone())
-}
-
 fn strings(v: &Value) -> Vec<&str> {
     v.as_sequence()
         .expect("a list")
@@ -99,9 +86,7 @@ fn is_no_value(v: &Value) -> bool {
 
 #[test]
 fn cors_is_off_by_default_and_exactly_what_browsers_need_when_on() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
-    let t: Value =
-        serde_yaml::from_str(&std::fs::read_to_string(path).expect("template")).expect("YAML");
+    let t = load("template.yaml");
     let param = &t["Parameters"]["AllowedOrigins"];
     assert_eq!(
         param["Default"].as_str(),
@@ -113,7 +98,7 @@ fn cors_is_off_by_default_and_exactly_what_browsers_need_when_on() {
     let (cond, conf, off) = if_parts(&api["CorsConfiguration"]);
     assert_eq!(cond, "CorsOn");
     assert!(
-        is_no_value(&off),
+        is_no_value(off),
         "no CORS configuration when AllowedOrigins is empty"
     );
     assert_eq!(strings(&conf["AllowMethods"]), ["GET", "PUT", "DELETE"]);
@@ -151,7 +136,7 @@ fn cors_is_off_by_default_and_exactly_what_browsers_need_when_on() {
     let (cond, options, off) = if_parts(&api["DefinitionBody"]["paths"]["/{proxy+}"]["options"]);
     assert_eq!(cond, "CorsOn");
     assert!(
-        is_no_value(&off),
+        is_no_value(off),
         "no OPTIONS route when AllowedOrigins is empty"
     );
     assert!(
