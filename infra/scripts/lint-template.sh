@@ -9,7 +9,7 @@ export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}" SAM_CLI_TELEMETRY=0
 cd "$root"
 "$venv/bin/sam" validate --lint
 # The sample events have the shapes `sam local generate-event` gives (what sam local invoke sends).
-"$venv/bin/python" "$root/events/check-shapes.py"
+"$venv/bin/python" "$root/functions/events/check-shapes.py"
 # Translated and linted twice: with the defaults, and with CORS on (AllowedOrigins adds a CORS
 # configuration and an OPTIONS route, both under the CorsOn condition).
 plain="$(mktemp -t translated.XXXXXX.json)"

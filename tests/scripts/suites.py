@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""`make test`: builds every test target once, then runs the suites one after another against one
-emulator (started by infra/scripts/with-moto.sh), and prints what each suite took.
+"""`make test`: builds every test target once, then runs the suites in two lanes side by side (the
+slow end-to-end suites, each with its own emulators, beside the rest, which share the emulator
+infra/scripts/with-moto.sh started), and prints what each suite took.
 
     infra/scripts/with-moto.sh tests/scripts/suites.py [SUITE ...]   # what `make test` runs
     tests/scripts/suites.py --list                                     # the suites, no run
@@ -16,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -40,18 +42,15 @@ BY_MODULE = [
 ]
 # Not cargo's: the spec-driven HTTP fuzz of the local stack, last.
 COMMANDS = [("api-fuzz", ["tests/scripts/api-fuzz.sh"])]
-
-
-def cargo(args, capture=False):
-    cmd = ["cargo", "test", "--quiet", *args]
-    if capture:
-        return subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    return subprocess.run(cmd, cwd=ROOT).returncode
+# The slowest suites, each with emulators of its own: run in a second lane beside the rest
+# (`LIKES_TEST_LANES=1` runs everything in one, one suite at a time).
+SECOND_LANE = {"e2e::chaos", "e2e::admin", "e2e::browser", "api-fuzz"}
 
 
 def listed(args):
     """Every test of the selection, by full name (`--list --format terse`: `name: test`)."""
-    out = cargo([*args, "--", "--list", "--format", "terse"], capture=True)
+    cmd = ["cargo", "test", "--quiet", *args, "--", "--list", "--format", "terse"]
+    out = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
     return [line[: -len(": test")] for line in out.splitlines() if line.endswith(": test")]
 
 
@@ -75,26 +74,60 @@ def uncovered():
 
 
 def suites():
-    """(name, cargo arguments, the test names it runs)."""
+    """(name, command, how many tests it runs or None): every suite, in run order."""
     out = []
     for name, args in WHOLE:
-        out.append((name, args, listed(args)))
+        out.append((name, ["cargo", "test", "--quiet", *args], len(listed(args))))
     for binary, args in BY_MODULE:
         groups = {}
         for test in listed(args):
             groups.setdefault(test.split("::")[0] if "::" in test else "(root)", []).append(test)
         for module, tests in sorted(groups.items()):
-            out.append((f"{binary}::{module}", [*args, "--", "--exact", *tests], tests))
+            cmd = ["cargo", "test", "--quiet", *args, "--", "--exact", *tests]
+            out.append((f"{binary}::{module}", cmd, len(tests)))
+    for name, cmd in COMMANDS:
+        out.append((name, cmd, None))
     return out
+
+
+def run_lanes(selected, lanes):
+    """Runs the suites in `lanes` parallel lanes (the slow end-to-end suites in the second, each
+    of them with its own emulator; the rest in the first, against the shared one). A suite's
+    output is printed whole when it ends, so lanes never interleave lines. Its time is its wall
+    time in its lane, the other lane running beside it."""
+    queues = [[] for _ in range(lanes)]
+    for suite in selected:
+        queues[1 if lanes > 1 and suite[0] in SECOND_LANE else 0].append(suite)
+    timings, lock = [], threading.Lock()
+
+    def lane(number, queue):
+        for name, cmd, n in queue:
+            t0 = time.monotonic()
+            done = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True, errors="replace")
+            secs = time.monotonic() - t0
+            with lock:
+                count = "" if n is None else f" ({n} tests)"
+                print(f"\n== {name}{count}, lane {number + 1}: {secs:.1f} s", flush=True)
+                sys.stdout.write(done.stdout)
+                sys.stdout.flush()
+                timings.append((name, secs, n, done.returncode, number + 1))
+
+    threads = [threading.Thread(target=lane, args=(i, q)) for i, q in enumerate(queues) if q]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    order = [s[0] for s in selected]
+    return sorted(timings, key=lambda t: order.index(t[0]))
 
 
 def main():
     only = [a for a in sys.argv[1:] if not a.startswith("-")]
     if "--list" in sys.argv:
-        for name, _, tests in suites():
-            print(f"{name:34} {len(tests):4} tests")
-        for name, cmd in COMMANDS:
-            print(f"{name:34} {' '.join(cmd)}")
+        for name, cmd, n in suites():
+            what = f"{n:4} tests" if n is not None else " ".join(cmd)
+            print(f"{name:34} {what}")
         return 0
     if not os.environ.get("LIKES_TEST_DYNAMODB_ENDPOINT"):
         sys.exit("suites: the tests need the emulator: run through infra/scripts/with-moto.sh (make test does)")
@@ -102,38 +135,29 @@ def main():
     if missing:
         sys.exit("suites: no suite runs these test targets; add them to tests/scripts/suites.py:\n  "
                  + "\n  ".join(missing))
-    timings = []
     started = time.monotonic()
     # `--tests` (not `--all-targets`) leaves out the binaries whose `test = false`: `main` only.
     build = ["cargo", "test", "--workspace", "--tests", "--benches", "--no-run"]
     code = subprocess.run(build, cwd=ROOT).returncode
-    timings.append(("build (every test target)", time.monotonic() - started, None, code))
+    built = time.monotonic() - started
     if code != 0:
-        return report(timings)
+        return report([("build (every test target)", built, None, code, 0)], built)
     selected = [s for s in suites() if not only or s[0] in only or s[0].split("::")[0] in only]
-    for name, args, tests in selected:
-        print(f"\n== {name} ({len(tests)} tests)", flush=True)
-        t0 = time.monotonic()
-        code = cargo(args) if tests else 0
-        timings.append((name, time.monotonic() - t0, len(tests), code))
-    for name, cmd in COMMANDS:
-        if only and name not in only:
-            continue
-        print(f"\n== {name}", flush=True)
-        t0 = time.monotonic()
-        code = subprocess.run(cmd, cwd=ROOT).returncode
-        timings.append((name, time.monotonic() - t0, None, code))
-    return report(timings)
+    lanes = int(os.environ.get("LIKES_TEST_LANES", "2"))
+    t0 = time.monotonic()
+    timings = run_lanes(selected, max(1, lanes))
+    wall = time.monotonic() - t0
+    return report([("build (every test target)", built, None, code, 0)] + timings, built + wall)
 
 
-def report(timings):
-    total = sum(t for _, t, _, _ in timings)
-    print("\n== time per suite")
-    for name, secs, n, code in timings:
+def report(timings, wall):
+    print("\n== time per suite (lane 2 beside lane 1: their times overlap)")
+    for name, secs, n, code, lane in timings:
         tests = "" if n is None else f"{n:4} tests"
-        print(f"{name:34} {tests:10} {secs:7.1f} s  {'ok' if code == 0 else 'FAILED'}")
-    failed = [name for name, _, _, code in timings if code != 0]
-    print(f"{'total':45} {total:7.1f} s")
+        where = f"lane {lane}" if lane else ""
+        print(f"{name:34} {tests:10} {secs:7.1f} s  {where:6}  {'ok' if code == 0 else 'FAILED'}")
+    failed = [name for name, _, _, code, _ in timings if code != 0]
+    print(f"{'total (wall)':45} {wall:7.1f} s")
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1
