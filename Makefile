@@ -10,11 +10,13 @@ test:
 # The pure tests only (no emulator, no network): unit tests of every crate, the handler's
 # no-panic property, the events' delivery model, the paging and aggregator model properties.
 # Seconds once built, for the edit loop.
+# Every command names the whole workspace: cargo unifies features over the packages selected,
+# and a `-p` run would build the dependencies again with other features.
 unit:
 	cargo test --workspace --lib
-	cargo test -p likes-api --test api -- no_panic::
-	cargo test -p like-events --test events -- delivery_model:: batches::
-	cargo test -p likes-harness --test integration -- aggregator_model:: ids_model:: recount_model:: repair_model:: --skip on_dynamodb
+	cargo test --workspace --test api -- no_panic::
+	cargo test --workspace --test events -- delivery_model:: batches::
+	cargo test --workspace --test integration -- aggregator_model:: ids_model:: recount_model:: repair_model:: --skip on_dynamodb
 
 # schemathesis against the local stack, from functions/likes-api/openapi.yaml (also part of
 # `make test`).
@@ -65,7 +67,7 @@ smoke:
 # stack restarted once; prints requests, faults by kind and mismatches (which must be 0).
 chaos:
 	@infra/scripts/venv.sh >/dev/null
-	LIKES_CHAOS_REQUESTS=$${LIKES_CHAOS_REQUESTS:-20000} cargo test -p likes-local --test e2e -- chaos:: --nocapture
+	LIKES_CHAOS_REQUESTS=$${LIKES_CHAOS_REQUESTS:-20000} cargo test --workspace --test e2e -- chaos:: --nocapture
 
 # Deliberate defects against each guarantee (tests/mutants/mutants.toml), each run against the
 # test named for it in a scratch copy; prints caught/missed per guarantee. Not in `make test`:

@@ -9,7 +9,9 @@ cd "$root"
 . "$root/infra/scripts/lib.sh"
 "$root/infra/scripts/venv.sh" >/dev/null
 venv="$("$root/infra/scripts/pinned-venv.sh" .venv-apitest tests/scripts/requirements-apitest.txt st "pip installs schemathesis")"
-cargo build --quiet -p likes-local --bin likes-local
+# Built as `make test` builds it (the workspace's tests need it), so that nothing is built again
+# with other features.
+cargo test --quiet --workspace --test e2e --no-run
 bin="$(target_dir)/debug/likes-local"
 port="$(free_port)"
 log="$(mktemp -t likes-local.XXXXXX.log)"

@@ -22,7 +22,7 @@ for mb in "${@:-128 256 512}"; do
     printf '#!/bin/sh\necho $$ > %s/cgroup.procs\nexec %s/release/likes-api "$@"\n' "$d" "$target" > "$work/likes-api-$m"
     chmod +x "$work/likes-api-$m"
     echo "== $m MB ($(( m * 1000 / 1769 ))/1000 of a vCPU)"
-    LIKES_LAMBDA_BIN="$work/likes-api-$m" infra/scripts/with-moto.sh cargo test -q -p likes-api \
+    LIKES_LAMBDA_BIN="$work/likes-api-$m" infra/scripts/with-moto.sh cargo test -q --workspace \
       --test api -- bootstrap:: function_url:: --nocapture --test-threads 1 2>/dev/null |
       grep -E "cold start|warm requests" || true
   done

@@ -23,22 +23,24 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
-# (suite name, cargo arguments): whole binaries, run as they are.
+# (suite name, cargo arguments): whole binaries, run as they are. Every command selects the whole
+# workspace (`--workspace --test NAME`, not `-p PACKAGE`): cargo unifies features over the
+# packages selected, and a `-p` run would build the dependencies again with other features.
 WHOLE = [
     ("unit", ["--workspace", "--lib"]),
-    ("bench", ["-p", "likes-bench", "--bin", "likes-bench"]),
-    ("benches (test mode)", ["-p", "likes-bench", "--benches"]),
-    ("auth", ["-p", "likes-auth", "--test", "auth"]),
-    ("admin", ["-p", "likes-admin", "--test", "admin"]),
-    ("api", ["-p", "likes-api", "--test", "api"]),
-    ("aggregator", ["-p", "count-aggregator", "--test", "aggregator"]),
-    ("events", ["-p", "like-events", "--test", "events"]),
-    ("worker", ["-p", "erase-worker", "--test", "worker"]),
+    ("bench", ["--workspace", "--bin", "likes-bench"]),
+    ("benches (test mode)", ["--workspace", "--bench", "*"]),
+    ("auth", ["--workspace", "--test", "auth"]),
+    ("admin", ["--workspace", "--test", "admin"]),
+    ("api", ["--workspace", "--test", "api"]),
+    ("aggregator", ["--workspace", "--test", "aggregator"]),
+    ("events", ["--workspace", "--test", "events"]),
+    ("worker", ["--workspace", "--test", "worker"]),
 ]
 # Binaries that span crates: one suite per top-level module.
 BY_MODULE = [
-    ("integration", ["-p", "likes-harness", "--test", "integration"]),
-    ("e2e", ["-p", "likes-local", "--test", "e2e"]),
+    ("integration", ["--workspace", "--test", "integration"]),
+    ("e2e", ["--workspace", "--test", "e2e"]),
 ]
 # Not cargo's: the spec-driven HTTP fuzz of the local stack, last.
 COMMANDS = [("api-fuzz", ["tests/scripts/api-fuzz.sh"])]
@@ -58,15 +60,15 @@ def uncovered():
     """Test targets of the workspace that no suite runs."""
     meta = subprocess.run(["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=ROOT,
                           check=True, capture_output=True, text=True).stdout
-    covered = {(a[1], a[3]) for _, a in WHOLE + BY_MODULE if "--test" in a or "--bin" in a}
+    covered = {a[2] for _, a in WHOLE + BY_MODULE if "--test" in a or "--bin" in a}
     missing = []
     for package in json.loads(meta)["packages"]:
         for target in package["targets"]:
             kinds = set(target["kind"])
             name = (package["name"], target["name"])
-            if "test" in kinds and name not in covered:
+            if "test" in kinds and name[1] not in covered:
                 missing.append(f"{name[0]} --test {name[1]}")
-            elif "bin" in kinds and target.get("test", True) and name not in covered:
+            elif "bin" in kinds and target.get("test", True) and name[1] not in covered:
                 missing.append(f"{name[0]} --bin {name[1]} (set `test = false`, or add a suite)")
             elif "bench" in kinds and package["name"] != "likes-bench":
                 missing.append(f"{name[0]} --bench {name[1]}")
@@ -136,8 +138,10 @@ def main():
         sys.exit("suites: no suite runs these test targets; add them to tests/scripts/suites.py:\n  "
                  + "\n  ".join(missing))
     started = time.monotonic()
-    # `--tests` (not `--all-targets`) leaves out the binaries whose `test = false`: `main` only.
-    build = ["cargo", "test", "--workspace", "--tests", "--benches", "--no-run"]
+    # `--tests` (not `--all-targets`) leaves out the binaries whose `test = false`, `main` only;
+    # `--bench '*'` the bench targets alone (`--benches` would build every lib and bin again, as
+    # benchmarks).
+    build = ["cargo", "test", "--workspace", "--tests", "--bench", "*", "--no-run"]
     code = subprocess.run(build, cwd=ROOT).returncode
     built = time.monotonic() - started
     if code != 0:
