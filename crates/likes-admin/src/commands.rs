@@ -15,6 +15,9 @@ use crate::{audit, backfill, recount, AdminError, Stores};
 
 pub type DynamoStores = Stores<DynamoLikes, DynamoCounts>;
 
+/// Who the tool is against an emulator: the template's operators' policy.
+pub const OPERATOR_IDENTITY: &str = "OperatorPolicy";
+
 /// Checks the command line, connects to the tables (a missing one stops it before anything is
 /// written) and runs the command. `main` and the tests run the very same thing.
 pub async fn run(cli: &Cli) -> Result<Report, AdminError> {
@@ -34,7 +37,9 @@ async fn stores(cli: &Cli) -> Result<DynamoStores, AdminError> {
     let likes = name(&cli.likes_table, "likes-table", "LIKES_TABLE_NAME")?;
     let counts = name(&cli.counts_table, "counts-table", "COUNTS_TABLE_NAME")?;
     let conf = match &cli.endpoint_url {
-        Some(endpoint) => sdk::emulator(endpoint).await,
+        // As the operators' policy (`OperatorPolicy`): what the local lab lets it do is what
+        // the deployed stack's policy lets an operator do.
+        Some(endpoint) => sdk::emulator_as(endpoint, OPERATOR_IDENTITY).await,
         None => sdk::loader().load().await,
     };
     let client = aws_sdk_dynamodb::Client::new(&conf);

@@ -30,12 +30,20 @@ pub fn loader() -> aws_config::ConfigLoader {
 
 /// The configuration for an emulator at `endpoint` (`make dev`'s, the tests'): the production
 /// loader's retries and timeouts, a fixed region and static credentials, which an emulator
-/// accepts and AWS never would.
+/// accepts and AWS never would. The identity is `local`, which the local lab lets do anything
+/// (setting tables up, checking them).
 pub async fn emulator(endpoint: &str) -> aws_config::SdkConfig {
+    emulator_as(endpoint, "local").await
+}
+
+/// [`emulator`], signed as `identity`: the access key the local lab (`infra/lab`) knows a role
+/// by — a function's logical id in the template, or `OperatorPolicy` — and whose policy it
+/// enforces. A plain emulator ignores it.
+pub async fn emulator_as(endpoint: &str, identity: &str) -> aws_config::SdkConfig {
     loader()
         .endpoint_url(endpoint)
         .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("local", "local", None, None, "emulator"))
+        .credentials_provider(Credentials::new(identity, "local", None, None, "emulator"))
         .load()
         .await
 }

@@ -27,7 +27,7 @@ use crate::esm::source::DynamoStream;
 use crate::esm::{Mapping, Stats};
 use crate::events::{EventFeed, EventTotals, EventsFunction, FeedingBus, EVENTS_FAILURE_QUEUE};
 use crate::settings::Settings;
-use crate::{demo, erase_poller, gateway, moto, setup};
+use crate::{demo, erase_poller, gateway, lab, moto, setup};
 
 /// The queue the local mapping sends given-up batches to (the template's
 /// `AggregatorFailureQueue`).
@@ -67,30 +67,56 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         }
     };
     tracing::info!("emulator at {endpoint}");
-    let conf = likes_aws::sdk::emulator(&endpoint).await;
+    let roles = lab::start(&settings, &endpoint).await?;
+    tracing::info!(
+        "the lab at {} (roles {}, reads trailing {} ms): likes-admin --endpoint-url {0}",
+        roles.lab.endpoint(),
+        if settings.lab_iam { "enforced" } else { "off" },
+        settings.read_lag.as_millis()
+    );
+    let conf = roles.admin.clone();
     let dynamo = aws_sdk_dynamodb::Client::new(&conf);
     setup::ensure_table(&dynamo, &LIKES, &settings.likes_table).await?;
     setup::ensure_table(&dynamo, &COUNTS, &settings.counts_table).await?;
     let stream_arn = setup::stream_arn(&dynamo, &settings.likes_table).await?;
     let config = MappingConfig::from_template().map_err(|e| LocalError::Setup(e.to_string()))?;
-    let destination = SqsDestination::create(aws_sdk_sqs::Client::new(&conf), FAILURE_QUEUE)
-        .await
-        .map_err(|e| LocalError::Setup(format!("the on-failure queue: {e}")))?;
-    let sqs = aws_sdk_sqs::Client::new(&conf);
-    let erase_queue = erase_poller::create(&sqs).await?;
-    let jobs: Arc<dyn likes_core::erase_job::EraseQueue> =
-        Arc::new(SqsEraseQueue::new(sqs.clone(), erase_queue.clone()));
+    let admin_sqs = aws_sdk_sqs::Client::new(&conf);
+    let destination = SqsDestination::create(
+        &admin_sqs,
+        aws_sdk_sqs::Client::new(&roles.aggregator),
+        FAILURE_QUEUE,
+    )
+    .await
+    .map_err(|e| LocalError::Setup(format!("the on-failure queue: {e}")))?;
+    let erase_queue = erase_poller::create(&admin_sqs).await?;
     setup::ensure_table(&dynamo, &ERASE_REQUESTS, &settings.erase_requests_table).await?;
+    // The API and the worker each with its own clients: each role's calls are its own.
+    let (api_dynamo, api_sqs) = (
+        aws_sdk_dynamodb::Client::new(&roles.api),
+        aws_sdk_sqs::Client::new(&roles.api),
+    );
+    let (worker_dynamo, worker_sqs) = (
+        aws_sdk_dynamodb::Client::new(&roles.worker),
+        aws_sdk_sqs::Client::new(&roles.worker),
+    );
+    let jobs: Arc<dyn likes_core::erase_job::EraseQueue> =
+        Arc::new(SqsEraseQueue::new(api_sqs, erase_queue.clone()));
     let erasures: Arc<dyn likes_core::erase_job::ErasureRequests> = Arc::new(
-        DynamoErasureRequests::new(dynamo.clone(), &settings.erase_requests_table),
+        DynamoErasureRequests::new(api_dynamo.clone(), &settings.erase_requests_table),
     );
     let erase_worker = erase_worker::Worker {
-        likes: DynamoLikes::new(dynamo.clone(), &settings.likes_table),
+        likes: DynamoLikes::new(worker_dynamo.clone(), &settings.likes_table),
         empty_sweeps: 2,
         pause: std::time::Duration::from_millis(500),
         settle: likes_core::erase_job::SETTLE,
-        requeue: Some(Arc::clone(&jobs)),
-        erasures: Some(Arc::clone(&erasures)),
+        requeue: Some(Arc::new(SqsEraseQueue::new(
+            worker_sqs.clone(),
+            erase_queue.clone(),
+        ))),
+        erasures: Some(Arc::new(DynamoErasureRequests::new(
+            worker_dynamo,
+            &settings.erase_requests_table,
+        ))),
     };
     let _ = std::fs::create_dir_all(&settings.state_dir);
     let checkpoints = Checkpoints::load(Some(settings.state_dir.join("mapping-checkpoints.json")));
@@ -105,13 +131,17 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     let region = conf
         .region()
         .map_or("us-east-1".to_owned(), |r| r.to_string());
+    let events_dynamo = aws_sdk_dynamodb::Client::new(&roles.events);
     let events_function = EventsFunction {
         function: like_events::LikeEvents {
-            suppression: DynamoSuppression::new(dynamo.clone(), &settings.event_state_table),
-            milestones: DynamoMilestones::new(dynamo.clone(), &settings.event_state_table),
-            counts: DynamoCounts::new(dynamo.clone(), &settings.counts_table),
+            suppression: DynamoSuppression::new(events_dynamo.clone(), &settings.event_state_table),
+            milestones: DynamoMilestones::new(events_dynamo.clone(), &settings.event_state_table),
+            counts: DynamoCounts::new(events_dynamo, &settings.counts_table),
             bus: FeedingBus::new(
-                EventBridgeBus::new(eventbridge, &settings.event_bus),
+                EventBridgeBus::new(
+                    aws_sdk_eventbridge::Client::new(&roles.events),
+                    &settings.event_bus,
+                ),
                 Arc::clone(&feed),
                 region,
             ),
@@ -120,13 +150,16 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         totals: EventTotals::default(),
     };
     let events_source = DynamoStream::new(
-        aws_sdk_dynamodbstreams::Client::new(&conf),
+        aws_sdk_dynamodbstreams::Client::new(&roles.events),
         stream_arn.clone(),
     );
-    let events_destination =
-        SqsDestination::create(aws_sdk_sqs::Client::new(&conf), EVENTS_FAILURE_QUEUE)
-            .await
-            .map_err(|e| LocalError::Setup(format!("the events' on-failure queue: {e}")))?;
+    let events_destination = SqsDestination::create(
+        &admin_sqs,
+        aws_sdk_sqs::Client::new(&roles.events),
+        EVENTS_FAILURE_QUEUE,
+    )
+    .await
+    .map_err(|e| LocalError::Setup(format!("the events' on-failure queue: {e}")))?;
     let events_checkpoints = Checkpoints::load(Some(
         settings.state_dir.join("events-mapping-checkpoints.json"),
     ));
@@ -148,9 +181,10 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     if let Some(seed) = settings.chaos_seed {
         plan.random_failures = Some((Rng(seed ^ 0x5eed), 5));
     }
+    let aggregator_dynamo = aws_sdk_dynamodb::Client::new(&roles.aggregator);
     let counts = FaultyCounts::with_plan(
-        DynamoCounts::new(dynamo.clone(), &settings.counts_table)
-            .with_windows(DynamoLikes::new(dynamo.clone(), &settings.likes_table)),
+        DynamoCounts::new(aggregator_dynamo.clone(), &settings.counts_table)
+            .with_windows(DynamoLikes::new(aggregator_dynamo, &settings.likes_table)),
         plan,
     );
     let injected = std::sync::Arc::clone(&counts.injected);
@@ -162,7 +196,10 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         settings.chaos_seed,
     );
     let stats = Stats::default();
-    let source = DynamoStream::new(aws_sdk_dynamodbstreams::Client::new(&conf), stream_arn);
+    let source = DynamoStream::new(
+        aws_sdk_dynamodbstreams::Client::new(&roles.aggregator),
+        stream_arn,
+    );
     let mapping = Mapping {
         source: &source,
         function: &function,
@@ -182,9 +219,9 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     setup::ensure_table(&dynamo, &MARKERS, &settings.markers_table).await?;
     let gateway = Arc::new(gateway::Gateway {
         app: likes_api::App::with_cache(
-            DynamoLikes::new(dynamo.clone(), &settings.likes_table)
+            DynamoLikes::new(api_dynamo.clone(), &settings.likes_table)
                 .with_markers(Some(&settings.markers_table)),
-            DynamoCounts::new(dynamo, &settings.counts_table),
+            DynamoCounts::new(api_dynamo, &settings.counts_table),
             likes_api::CountCache::new(settings.tuning.count_cache),
         )
         .with_erase_queue(jobs)
@@ -197,6 +234,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         ready,
         stats: report.clone(),
         events: Arc::clone(&feed),
+        lab: roles.lab.clone(),
     });
     tracing::info!(
         "JWT authorizer: HS256, issuer {:?}, audience {:?} (`make token USER=<id>` issues one)",
@@ -221,7 +259,8 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         });
         tokio::spawn(demo::serve(l, demo))
     });
-    let eraser = tokio::spawn(erase_poller::run(sqs.clone(), erase_queue, erase_worker));
+    // The erase queue's mapping receives and deletes with the worker's role, as Lambda's does.
+    let eraser = tokio::spawn(erase_poller::run(worker_sqs, erase_queue, erase_worker));
     // With nothing to publish the events mapping is not run: on Lambda it would be invoked and
     // do nothing (invariant 9); here it would only add requests to the one-at-a-time emulator.
     let events_on = settings.event_rules.published != Published::None;

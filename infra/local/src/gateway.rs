@@ -42,6 +42,9 @@ pub struct Gateway<L, C> {
     pub stats: Arc<std::sync::Mutex<serde_json::Value>>,
     /// The like events the local bus delivered: `GET /_local/events` (local only).
     pub events: Arc<crate::events::EventFeed>,
+    /// The lab in front of the emulator: `GET /_local/lab`, its endpoint and every IAM decision
+    /// it made (local only).
+    pub lab: likes_lab::Lab,
 }
 
 fn to_hyper(resp: lambda_http::Response<lambda_http::Body>) -> Response<Full<Bytes>> {
@@ -106,6 +109,23 @@ impl<L: ReactionsStore + 'static, C: CountsRead + 'static> Gateway<L, C> {
         }
         if path == "/_local/events" {
             return json(200, json!({ "events": self.events.snapshot() }));
+        }
+        if path == "/_local/lab" {
+            let decided: Vec<serde_json::Value> = self
+                .lab
+                .usage()
+                .decided
+                .into_iter()
+                .map(|d| {
+                    json!({"identity": d.identity, "action": d.action, "resource": d.resource,
+                        "allowed_by": d.by.as_ref().ok().map(|(sid, r)| json!({"sid": sid, "resource": r})),
+                        "denied": d.by.err()})
+                })
+                .collect();
+            return json(
+                200,
+                json!({"endpoint": self.lab.endpoint(), "decided": decided}),
+            );
         }
         if path == "/healthz" {
             return if self.ready.load(Ordering::SeqCst) {

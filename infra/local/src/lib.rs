@@ -13,6 +13,7 @@ pub mod esm;
 pub mod events;
 pub mod gateway;
 pub mod jwt;
+pub mod lab;
 pub mod moto;
 pub mod settings;
 pub mod setup;

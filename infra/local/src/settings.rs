@@ -56,6 +56,11 @@ pub struct Settings {
     /// Named requests' markers (`MARKERS_TABLE_NAME`, default `markers`).
     pub markers_table: String,
     pub event_bus: String,
+    /// The hostile lab in front of the emulator (`infra/lab`): each function's role enforced
+    /// (`LIKES_LAB_IAM`, default `on`), eventually consistent reads trailing by
+    /// `LIKES_LAB_READ_LAG_MS` (default 0).
+    pub lab_iam: bool,
+    pub read_lag: std::time::Duration,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -115,6 +120,22 @@ impl Settings {
                 .unwrap_or_else(|| "erase-requests".to_owned()),
             markers_table: var("MARKERS_TABLE_NAME").unwrap_or_else(|| "markers".to_owned()),
             event_bus: var("EVENT_BUS_NAME").unwrap_or_else(|| "likes".to_owned()),
+            lab_iam: match var("LIKES_LAB_IAM").as_deref() {
+                None | Some("on") => true,
+                Some("off") => false,
+                Some(other) => {
+                    return Err(SettingsError::Invalid {
+                        name: "LIKES_LAB_IAM",
+                        value: other.to_owned(),
+                        what: "on or off",
+                    })
+                }
+            },
+            read_lag: std::time::Duration::from_millis(parsed(
+                "LIKES_LAB_READ_LAG_MS",
+                "a number of milliseconds",
+                0,
+            )?),
         })
     }
 }

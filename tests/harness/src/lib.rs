@@ -5,6 +5,7 @@
 
 pub mod calls;
 pub mod events;
+pub mod lab;
 pub mod linear;
 pub mod linear_single;
 pub mod props;
@@ -24,10 +25,16 @@ use serde_json::Value;
 
 pub const ENDPOINT_VAR: &str = "LIKES_TEST_DYNAMODB_ENDPOINT";
 
-pub fn endpoint() -> String {
+/// The emulator itself (moto's server), behind no lab.
+pub fn emulator() -> String {
     std::env::var(ENDPOINT_VAR).unwrap_or_else(|_| {
         panic!("{ENDPOINT_VAR} is not set: run the integration tests with `make test`, which starts the emulator")
     })
+}
+
+/// Where the tests send their calls: the lab in front of the emulator ([`lab::lab`]).
+pub fn endpoint() -> String {
+    lab::lab().endpoint().to_owned()
 }
 
 /// A client configured like production (retries, timeouts) but pointed at `endpoint`.
@@ -82,16 +89,35 @@ impl Tables {
         DynamoCounts::new(self.client.clone(), &self.counts_table)
     }
 
+    /// The API as deployed: its stores signed as its role.
     pub fn app(&self) -> likes_api::App<DynamoLikes, DynamoCounts> {
-        likes_api::App::new(self.likes(), self.counts())
+        let api = self.as_role(lab::roles::API);
+        likes_api::App::new(api.likes(), api.counts())
     }
 
-    /// The environment a function binary needs to run against these tables on the emulator.
-    pub fn lambda_env(&self) -> Vec<(&'static str, String)> {
+    /// The same tables, called as `role` (`lab::roles`): the lab enforces its policy from the
+    /// template. `Tables::new()`'s own client is the lab's admin (the tests' scaffolding).
+    pub fn as_role(&self, role: &str) -> Tables {
+        use aws_sdk_dynamodb::config::Credentials;
+        let conf = self
+            .client
+            .config()
+            .to_builder()
+            .credentials_provider(Credentials::new(role, "local", None, None, "lab"))
+            .build();
+        Tables {
+            client: Client::from_conf(conf),
+            ..self.clone()
+        }
+    }
+
+    /// The environment a function binary needs to run against these tables on the emulator,
+    /// signed as its `role` (`lab::roles`).
+    pub fn lambda_env(&self, role: &str) -> Vec<(&'static str, String)> {
         vec![
             ("AWS_ENDPOINT_URL_DYNAMODB", endpoint()),
             ("AWS_REGION", "us-east-1".to_owned()),
-            ("AWS_ACCESS_KEY_ID", "test".to_owned()),
+            ("AWS_ACCESS_KEY_ID", role.to_owned()),
             ("AWS_SECRET_ACCESS_KEY", "test".to_owned()),
             ("LIKES_TABLE_NAME", self.likes_table.clone()),
             ("COUNTS_TABLE_NAME", self.counts_table.clone()),
@@ -263,12 +289,14 @@ impl Tables {
         .expect("the second device's request")
     }
 
-    /// An app whose DynamoDB client runs `interceptor` on every request.
+    /// An app (signed as the API's role) whose DynamoDB client runs `interceptor` on every
+    /// request.
     pub fn app_with<I>(&self, interceptor: I) -> likes_api::App<DynamoLikes, DynamoCounts>
     where
         I: aws_sdk_dynamodb::config::Intercept + 'static,
     {
         let conf = self
+            .as_role(lab::roles::API)
             .client
             .config()
             .to_builder()

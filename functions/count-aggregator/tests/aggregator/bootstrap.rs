@@ -23,7 +23,12 @@ fn binary() -> PathBuf {
 async fn the_bootstrap_binary_aggregates_a_stream_batch() {
     let t = Tables::new().await;
     let rt = FakeRuntime::start().await.expect("runtime API");
-    let f = Function::spawn(&binary(), &rt, t.lambda_env()).expect("the binary starts");
+    let f = Function::spawn(
+        &binary(),
+        &rt,
+        t.lambda_env(likes_harness::lab::roles::AGGREGATOR),
+    )
+    .expect("the binary starts");
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../events/stream-batch.json");
     let event: Value =
         serde_json::from_str(&std::fs::read_to_string(path).expect("sample")).expect("JSON");

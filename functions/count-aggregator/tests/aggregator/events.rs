@@ -203,7 +203,7 @@ async fn play(entry: &Value, daemon: &Daemon) -> Vec<String> {
     let expect = &entry["expect"];
     let t = Tables::new().await;
     let rt = FakeRuntime::start().await.expect("runtime API");
-    let mut env = t.lambda_env();
+    let mut env = t.lambda_env(likes_harness::lab::roles::AGGREGATOR);
     env.extend(daemon.env());
     let f = Function::spawn(&binary(), &rt, env).expect("the binary starts");
     let mut problems = Vec::new();

@@ -79,7 +79,7 @@ async fn every_erase_event_answers_as_the_manifest_says() {
         seed(&t, &m).await;
         let before = t.like_pairs().await;
         let rt = FakeRuntime::start().await.expect("runtime API");
-        let mut env = t.lambda_env();
+        let mut env = t.lambda_env(likes_harness::lab::roles::WORKER);
         env.extend(daemon.env());
         let f = Function::spawn(&binary(), &rt, env).expect("the binary starts");
         let id = rt.push_traced(read_json(file), SAMPLED);

@@ -115,3 +115,66 @@ async fn a_like_stamped_before_the_request_and_written_late_is_erased() {
     assert_eq!(outcome, Outcome::Erased(1));
     assert_eq!(worker.likes.liked_at(&post, &me).await.unwrap(), None);
 }
+
+/// The same continuation on DynamoDB, each party signed as its role through the lab (which
+/// enforces the template's policies): the API records the requests, the worker erases and
+/// notes its continuation as sent. The worker's role must allow every call it makes: a
+/// continuation that cannot be noted is only logged, and the person's next request would send
+/// a second chain of the same job.
+#[tokio::test]
+async fn the_workers_role_allows_noting_its_continuation_on_dynamodb() {
+    use likes_aws::dynamo::schema::{create_table, ERASE_REQUESTS};
+    use likes_aws::DynamoErasureRequests;
+    use likes_harness::lab::{lab, roles};
+
+    let t = likes_harness::Tables::new().await;
+    let table = format!(
+        "erase-requests-{}",
+        t.likes_table.trim_start_matches("likes-")
+    );
+    create_table(&t.client, &ERASE_REQUESTS, &table)
+        .await
+        .expect("the pending erasures' table");
+    let (api, worker_tables) = (t.as_role(roles::API), t.as_role(roles::WORKER));
+    let me = UserId::parse("auth0|erasing-on-dynamodb").unwrap();
+    for (post, at) in [
+        ("early", "2026-12-01T09:00:00.000Z"),
+        ("late", "2026-12-01T10:01:00.000Z"),
+    ] {
+        t.put_like(&PostId::parse(post).unwrap(), &me, at).await;
+    }
+    let requested = DynamoErasureRequests::new(api.client.clone(), &table);
+    let first = requested.request(&me, "job-1", T1).await.unwrap();
+    requested.request(&me, "job-2", T2).await.unwrap();
+    let queue = Arc::new(RecordedQueue::default());
+    let worker = Worker {
+        likes: worker_tables.likes(),
+        empty_sweeps: 1,
+        pause: Duration::from_millis(1),
+        settle: Duration::ZERO,
+        requeue: Some(queue.clone() as Arc<dyn EraseQueue>),
+        erasures: Some(Arc::new(DynamoErasureRequests::new(
+            worker_tables.client.clone(),
+            &table,
+        )) as Arc<dyn ErasureRequests>),
+    };
+    let body = serde_json::to_string(&first.job(&me)).unwrap();
+    assert_eq!(worker.run_job(&body, None).await, Outcome::Continued(1));
+    let denied: Vec<_> = lab()
+        .usage()
+        .denied()
+        .into_iter()
+        .filter(|d| d.identity == roles::WORKER && d.resource.ends_with(&table))
+        .cloned()
+        .collect();
+    assert!(denied.is_empty(), "the worker's role refused: {denied:#?}");
+    let still = DynamoErasureRequests::new(t.client.clone(), &table)
+        .read(&me)
+        .await
+        .unwrap()
+        .expect("still pending until it reaches T2");
+    assert!(
+        still.sent_at.is_some(),
+        "the continuation is noted as sent: a repeat request must not send a second chain"
+    );
+}

@@ -150,7 +150,7 @@ async fn play(entry: &Value, daemon: &Daemon) -> Vec<String> {
         .await
         .expect("the bus and its queue");
     let rt = FakeRuntime::start().await.expect("runtime API");
-    let mut env = t.lambda_env();
+    let mut env = t.lambda_env(likes_harness::lab::roles::EVENTS);
     env.extend(daemon.env());
     env.extend([
         ("AWS_ENDPOINT_URL_EVENTBRIDGE", endpoint),

@@ -45,7 +45,8 @@ async fn invoke(rt: &FakeRuntime, f: &Function, event: Value) -> (i64, Value) {
 async fn the_bootstrap_binary_serves_api_gateway_events() {
     let t = Tables::new().await;
     let rt = FakeRuntime::start().await.expect("runtime API");
-    let f = Function::spawn(&binary(), &rt, t.lambda_env()).expect("the binary starts");
+    let f = Function::spawn(&binary(), &rt, t.lambda_env(likes_harness::lab::roles::API))
+        .expect("the binary starts");
 
     let post = uuid::Uuid::new_v4();
     let (status, body) = invoke(
@@ -130,7 +131,7 @@ async fn every_request_writes_its_access_and_metrics_line() {
     let rt = FakeRuntime::start().await.expect("runtime API");
     // The function's name is Lambda's (the stack's physical name), not the binary's.
     const NAME: &str = "likes-LikesApiFunction-AbC123";
-    let mut env = t.lambda_env();
+    let mut env = t.lambda_env(likes_harness::lab::roles::API);
     env.push(("AWS_LAMBDA_FUNCTION_NAME", NAME.to_owned()));
     let f = Function::spawn(&binary(), &rt, env).expect("the binary starts");
     let post = uuid::Uuid::new_v4();

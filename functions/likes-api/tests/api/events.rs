@@ -153,7 +153,7 @@ async fn every_api_event_answers_as_the_manifest_says() {
         .expect("a queue")
         .queue_url
         .expect("its url");
-    let mut env = t.lambda_env();
+    let mut env = t.lambda_env(likes_harness::lab::roles::API);
     env.push(("AWS_ENDPOINT_URL_SQS", endpoint));
     env.push(("ERASE_QUEUE_URL", queue.clone()));
     let daemon = Daemon::start();

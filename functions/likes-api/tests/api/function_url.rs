@@ -59,7 +59,7 @@ async fn invoke(rt: &FakeRuntime, f: &Function, event: Value) -> (i64, Value, Va
 }
 
 fn env(t: &Tables, jwks_url: &str) -> Vec<(&'static str, String)> {
-    let mut env = t.lambda_env();
+    let mut env = t.lambda_env(likes_harness::lab::roles::API);
     env.extend([
         ("LIKES_AUTH", "jwt".to_owned()),
         ("LIKES_JWT_ISSUER", ISSUER.to_owned()),

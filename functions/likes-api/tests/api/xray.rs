@@ -44,7 +44,7 @@ async fn a_sampled_invocation_reports_each_dynamodb_call_and_nothing_else_does()
     let t = Tables::new().await;
     let daemon = Daemon::start();
     let env = |on: bool| {
-        let mut env = t.lambda_env();
+        let mut env = t.lambda_env(likes_harness::lab::roles::API);
         // The daemon's address either way: only the switch differs.
         env.extend(
             daemon

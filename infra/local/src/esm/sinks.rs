@@ -21,8 +21,14 @@ pub struct SqsDestination {
 
 impl SqsDestination {
     /// Creates (or finds) the queue `name`.
-    pub async fn create(client: aws_sdk_sqs::Client, name: &str) -> Result<Self, String> {
-        let out = client
+    /// Creates (or finds) the queue `name` with `admin`'s client; `client` sends to it (the
+    /// function's role, as Lambda's mapping sends with it).
+    pub async fn create(
+        admin: &aws_sdk_sqs::Client,
+        client: aws_sdk_sqs::Client,
+        name: &str,
+    ) -> Result<Self, String> {
+        let out = admin
             .create_queue()
             .queue_name(name)
             .send()

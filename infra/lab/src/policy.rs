@@ -1,0 +1,383 @@
+//! Each identity's policy, read from `template.yaml` as IAM would hold it: the statements of a
+//! function's `Policies` (its execution role) and of the operators' managed policy
+//! (`OperatorPolicy`), with every `!GetAtt X.Arn`, `!Sub "${X.Arn}/…"` and `!Ref X` resolved to
+//! the local stack's names. A template construct this reading does not know (a policy
+//! template, a condition, `NotAction`) is an error, never a silent allow.
+//!
+//! Evaluation is IAM's for identity policies: an explicit `Deny` wins, then any `Allow` whose
+//! action and resource both match, else the request is denied. Actions match without regard to
+//! case, resources exactly; both take `*` and `?`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_yaml::Value;
+
+/// The identity that may do anything: the person at the keyboard, and the tests' scaffolding
+/// (tables created, items checked). `likes_aws::sdk::emulator`'s access key.
+pub const ADMIN: &str = "local";
+/// The operators' policy: what `likes-admin` may do on a deployed stack.
+pub const OPERATOR: &str = "OperatorPolicy";
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("reading {0}: {1}")]
+    Read(String, String),
+    #[error("template.yaml: {0}")]
+    Template(String),
+}
+
+/// What the template's logical ids are called locally: a table's, queue's or bus's name (a
+/// pattern with `*` where the tests name theirs uniquely: `likes-*`).
+#[derive(Debug, Clone, Default)]
+pub struct Names(pub BTreeMap<String, String>);
+
+impl Names {
+    pub fn with(mut self, logical_id: &str, name: &str) -> Self {
+        self.0.insert(logical_id.to_owned(), name.to_owned());
+        self
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    pub sid: String,
+    pub allow: bool,
+    pub actions: Vec<String>,
+    pub resources: Vec<String>,
+}
+
+/// Every identity's statements.
+#[derive(Debug, Clone, Default)]
+pub struct Policies(pub BTreeMap<String, Vec<Statement>>);
+
+/// What IAM answers, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Allowed by statement `sid`, through its resource pattern `resource`.
+    Allowed {
+        sid: String,
+        resource: String,
+    },
+    Denied {
+        why: String,
+    },
+}
+
+impl Policies {
+    /// The policies in `template` (the file), with `names` for the resources they name.
+    pub fn from_template(template: &Path, names: &Names) -> Result<Self, PolicyError> {
+        let text = std::fs::read_to_string(template)
+            .map_err(|e| PolicyError::Read(template.display().to_string(), e.to_string()))?;
+        let t: Value = serde_yaml::from_str(&text)
+            .map_err(|e| PolicyError::Read(template.display().to_string(), e.to_string()))?;
+        let resources = t["Resources"]
+            .as_mapping()
+            .ok_or_else(|| PolicyError::Template("no Resources".into()))?;
+        let mut out = Policies::default();
+        for (id, r) in resources {
+            let id = id.as_str().unwrap_or_default();
+            let documents: Vec<&Value> = match r["Type"].as_str() {
+                Some("AWS::Serverless::Function") => match &r["Properties"]["Policies"] {
+                    Value::Sequence(list) => list.iter().collect(),
+                    Value::Null => Vec::new(),
+                    other => vec![other],
+                },
+                Some("AWS::IAM::ManagedPolicy") => vec![&r["Properties"]["PolicyDocument"]],
+                _ => continue,
+            };
+            let mut statements = Vec::new();
+            for doc in documents {
+                let list = doc["Statement"].as_sequence().ok_or_else(|| {
+                    PolicyError::Template(format!(
+                        "{id}: a policy that is not a statement list (a SAM policy template?): {doc:?}"
+                    ))
+                })?;
+                for s in list {
+                    statements.push(statement(id, s, &t, names)?);
+                }
+            }
+            out.0.insert(id.to_owned(), statements);
+        }
+        Ok(out)
+    }
+
+    /// Whether `identity` may do `action` (`service:Name`) on `resource` (an ARN, or `*`).
+    pub fn decide(&self, identity: &str, action: &str, resource: &str) -> Decision {
+        if identity == ADMIN {
+            return Decision::Allowed {
+                sid: "admin".into(),
+                resource: "*".into(),
+            };
+        }
+        let Some(statements) = self.0.get(identity) else {
+            return Decision::Denied {
+                why: format!(
+                    "no identity {identity:?} in template.yaml (known: {})",
+                    self.0.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            };
+        };
+        let matching = |s: &&Statement| {
+            s.actions
+                .iter()
+                .any(|a| glob(&a.to_ascii_lowercase(), &action.to_ascii_lowercase()))
+                && s.resources.iter().any(|r| glob(r, resource))
+        };
+        if let Some(s) = statements.iter().filter(|s| !s.allow).find(matching) {
+            return Decision::Denied {
+                why: format!("explicitly denied by statement {}", s.sid),
+            };
+        }
+        match statements.iter().filter(|s| s.allow).find(matching) {
+            Some(s) => Decision::Allowed {
+                sid: s.sid.clone(),
+                resource: s
+                    .resources
+                    .iter()
+                    .find(|r| glob(r, resource))
+                    .cloned()
+                    .unwrap_or_default(),
+            },
+            None => Decision::Denied {
+                why: format!("no identity-based policy allows the {action} action"),
+            },
+        }
+    }
+}
+
+fn strings(v: &Value, what: &str, id: &str) -> Result<Vec<Value>, PolicyError> {
+    match v {
+        Value::Sequence(list) => Ok(list.clone()),
+        Value::Null => Err(PolicyError::Template(format!(
+            "{id}: a statement without {what}"
+        ))),
+        one => Ok(vec![one.clone()]),
+    }
+}
+
+fn statement(id: &str, s: &Value, t: &Value, names: &Names) -> Result<Statement, PolicyError> {
+    for unsupported in ["NotAction", "NotResource", "Condition", "Principal"] {
+        if !s[unsupported].is_null() {
+            return Err(PolicyError::Template(format!(
+                "{id}: the lab does not evaluate {unsupported} (statement {:?})",
+                s["Sid"]
+            )));
+        }
+    }
+    let allow = match s["Effect"].as_str() {
+        Some("Allow") => true,
+        Some("Deny") => false,
+        other => return Err(PolicyError::Template(format!("{id}: Effect {other:?}"))),
+    };
+    let actions = strings(&s["Action"], "Action", id)?
+        .iter()
+        .map(|a| {
+            a.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| PolicyError::Template(format!("{id}: an action {a:?}")))
+        })
+        .collect::<Result<_, _>>()?;
+    let resources = strings(&s["Resource"], "Resource", id)?
+        .iter()
+        .map(|r| resolve(r, t, names).map_err(|e| PolicyError::Template(format!("{id}: {e}"))))
+        .collect::<Result<_, _>>()?;
+    Ok(Statement {
+        sid: s["Sid"].as_str().unwrap_or("(no Sid)").to_owned(),
+        allow,
+        actions,
+        resources,
+    })
+}
+
+/// The ARN (with `*` for region and account) of the resource `logical_id`, by its type.
+fn arn_of(logical_id: &str, t: &Value, names: &Names) -> Result<String, String> {
+    let name = names
+        .0
+        .get(logical_id)
+        .ok_or_else(|| format!("no local name for {logical_id} (give the lab one)"))?;
+    match t["Resources"][logical_id]["Type"].as_str() {
+        Some("AWS::DynamoDB::Table") => Ok(format!("arn:aws:dynamodb:*:*:table/{name}")),
+        Some("AWS::SQS::Queue") => Ok(format!("arn:aws:sqs:*:*:{name}")),
+        Some("AWS::Events::EventBus") => Ok(format!("arn:aws:events:*:*:event-bus/{name}")),
+        other => Err(format!("{logical_id}: an ARN of a {other:?}")),
+    }
+}
+
+/// A `Resource` entry: a string, `!GetAtt X.Arn`, `!Sub "…${X.Arn}…"` or `!Ref X` (a name).
+fn resolve(v: &Value, t: &Value, names: &Names) -> Result<String, String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Tagged(tagged) => {
+            let arg = &tagged.value;
+            match tagged.tag.to_string().trim_start_matches('!') {
+                "GetAtt" => {
+                    let text = match arg {
+                        Value::String(s) => s.clone(),
+                        Value::Sequence(p) => p
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join("."),
+                        other => return Err(format!("!GetAtt {other:?}")),
+                    };
+                    match text.split_once('.') {
+                        Some((id, "Arn")) => arn_of(id, t, names),
+                        _ => Err(format!("!GetAtt {text}: only .Arn is known")),
+                    }
+                }
+                "Sub" => {
+                    let mut text = arg.as_str().ok_or("!Sub with variables")?.to_owned();
+                    while let Some(start) = text.find("${") {
+                        let end = text[start..].find('}').ok_or("an unclosed ${")? + start;
+                        let var = &text[start + 2..end];
+                        let value = match var.split_once('.') {
+                            Some((id, "Arn")) => arn_of(id, t, names)?,
+                            None => names
+                                .0
+                                .get(var)
+                                .cloned()
+                                .ok_or_else(|| format!("no local value for ${{{var}}}"))?,
+                            Some(_) => return Err(format!("${{{var}}}: only .Arn is known")),
+                        };
+                        text.replace_range(start..=end, &value);
+                    }
+                    Ok(text)
+                }
+                "Ref" => {
+                    let id = arg.as_str().ok_or("!Ref of nothing")?;
+                    names
+                        .0
+                        .get(id)
+                        .cloned()
+                        .ok_or_else(|| format!("no local name for {id}"))
+                }
+                other => Err(format!(
+                    "!{other} in a Resource: the lab does not evaluate it"
+                )),
+            }
+        }
+        other => Err(format!("a Resource {other:?}")),
+    }
+}
+
+/// IAM's wildcard match: `*` any run of characters, `?` any one.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_as_iam_matches() {
+        assert!(glob(
+            "arn:aws:dynamodb:*:*:table/likes",
+            "arn:aws:dynamodb:us-east-1:1:table/likes"
+        ));
+        assert!(!glob(
+            "arn:aws:dynamodb:*:*:table/likes",
+            "arn:aws:dynamodb:us-east-1:1:table/likes/index/by_user"
+        ));
+        assert!(glob(
+            "arn:aws:dynamodb:*:*:table/likes/stream/*",
+            "arn:aws:dynamodb:r:1:table/likes/stream/2026-12-03T00:00:00.000"
+        ));
+        assert!(glob("likes-*", "likes-abc"));
+        assert!(!glob("likes-*", "likes"));
+        assert!(glob("a?c", "abc") && !glob("a?c", "ac"));
+        assert!(glob("*", ""));
+    }
+
+    fn template() -> std::path::PathBuf {
+        std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml"))
+    }
+
+    pub fn local_names() -> Names {
+        Names::default()
+            .with("LikesTable", "likes")
+            .with("CountsTable", "counts")
+            .with("MarkersTable", "markers")
+            .with("EraseRequestsTable", "erase-requests")
+            .with("EventStateTable", "event-state")
+            .with("EraseQueue", "likes-erase")
+            .with("EraseDeadLetterQueue", "likes-erase-dlq")
+            .with("AggregatorFailureQueue", "likes-aggregator-failures")
+            .with("LikeEventsFailureQueue", "likes-events-failures")
+            .with("LikeEventBus", "likes")
+    }
+
+    #[test]
+    fn the_templates_roles_are_read_and_decide_as_iam_would() {
+        let p = Policies::from_template(&template(), &local_names()).expect("policies");
+        let table = |t: &str| format!("arn:aws:dynamodb:us-east-1:123456789012:table/{t}");
+        // The API writes likes, and only reads counts.
+        assert!(matches!(
+            p.decide("LikesApiFunction", "dynamodb:PutItem", &table("likes")),
+            Decision::Allowed { .. }
+        ));
+        assert!(matches!(
+            p.decide("LikesApiFunction", "dynamodb:UpdateItem", &table("counts")),
+            Decision::Denied { .. }
+        ));
+        // An index is its own resource.
+        assert!(matches!(
+            p.decide(
+                "LikesApiFunction",
+                "dynamodb:Query",
+                &format!("{}/index/by_user", table("likes"))
+            ),
+            Decision::Allowed { .. }
+        ));
+        assert!(matches!(
+            p.decide(
+                "EraseWorkerFunction",
+                "dynamodb:Query",
+                &format!("{}/index/by_time", table("likes"))
+            ),
+            Decision::Denied { .. }
+        ));
+        // Actions are not case-sensitive; an unknown identity is denied.
+        assert!(matches!(
+            p.decide("LikesApiFunction", "DynamoDB:getitem", &table("likes")),
+            Decision::Allowed { .. }
+        ));
+        assert!(matches!(
+            p.decide("nobody", "dynamodb:GetItem", &table("likes")),
+            Decision::Denied { .. }
+        ));
+        assert!(matches!(
+            p.decide(ADMIN, "dynamodb:DeleteTable", &table("likes")),
+            Decision::Allowed { .. }
+        ));
+        assert!(p.0.contains_key(OPERATOR));
+    }
+
+    #[test]
+    fn a_resource_the_lab_cannot_name_is_an_error_not_an_allow() {
+        let names = local_names();
+        let mut partial = names.clone();
+        partial.0.remove("EraseQueue");
+        let err = Policies::from_template(&template(), &partial).unwrap_err();
+        assert!(err.to_string().contains("EraseQueue"), "{err}");
+    }
+}
