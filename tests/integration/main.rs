@@ -10,6 +10,7 @@ mod errors;
 mod ids_model;
 mod liker_ids;
 mod linearizable;
+mod lost_answers;
 mod one_effect;
 mod reactions;
 mod reactions_linearizable;

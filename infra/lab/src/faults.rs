@@ -2,6 +2,8 @@
 //! interceptors cannot show, because the call did reach the service.
 //!
 //! - [`Fault::Reset`]: the call is applied, then the connection is reset (a peer that crashed).
+//! - [`Fault::Close`]: the call is applied, then the connection is closed without an answer (a
+//!   peer or a middlebox that gave up: the client reads an incomplete message).
 //! - [`Fault::Timeout`]: the call is applied, and no answer comes: the client's attempt
 //!   timeout fires.
 //! - [`Fault::ServerError`]: the call is applied, and the answer is a 500 (an answer lost inside
@@ -20,6 +22,7 @@ use crate::policy::glob;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fault {
     Reset,
+    Close,
     Timeout,
     ServerError,
     Hold { after: Duration },

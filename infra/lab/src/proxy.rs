@@ -299,11 +299,16 @@ async fn handle_call(
         Some(r) => Bytes::from(r.body.to_string()),
         None => body,
     };
-    let answer = shared
+    // The emulator unreachable: the client's connection is reset, as one to a service that
+    // went away is (the call did not apply).
+    let Ok(answer) = shared
         .upstream
         .send(&parts.method, &path, &parts.headers, sent)
         .await
-        .map_err(|_| Cut("the emulator is unreachable"))?;
+    else {
+        reset(handle);
+        return Err(Cut("the emulator is unreachable"));
+    };
     if answer.status.is_success() {
         shared.replicas.captured(&call).await;
     }
@@ -317,6 +322,8 @@ async fn handle_call(
             reset(handle);
             Err(Cut("reset after applying"))
         }
+        // hyper ends the connection in order, without an answer.
+        Some(Fault::Close) => Err(Cut("closed after applying")),
         Some(Fault::Timeout) => {
             // Longer than any client's attempt timeout: it gives up first.
             tokio::time::sleep(Duration::from_secs(30)).await;

@@ -4,6 +4,7 @@
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::client::dns::ResolveDnsError;
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+use aws_smithy_types::retry::ErrorKind;
 use likes_core::StoreError;
 
 /// Error codes DynamoDB answers when it refused a request without performing it: overload and
@@ -58,7 +59,8 @@ fn no_connection(err: &(dyn std::error::Error + 'static)) -> Option<NoConnection
 ///   no read timeout is configured): nothing was sent → `Unavailable`.
 /// - A name that does not resolve, an invalid request, missing credentials or another failure
 ///   before sending: a misconfiguration → `Internal`.
-/// - A connection cut after sending, the attempt's timeout, an unreadable answer → `OutcomeUnknown`.
+/// - A connection reset or closed after sending, the attempt's timeout, an unreadable answer →
+///   `OutcomeUnknown`.
 pub fn classify<E>(err: SdkError<E, HttpResponse>) -> StoreError
 where
     E: ProvideErrorMetadata + std::error::Error + 'static,
@@ -85,6 +87,12 @@ where
                 Some(NoConnection::Other) => StoreError::Unavailable(detail),
                 None => StoreError::OutcomeUnknown(detail),
             },
+            // The connection closed after the request was sent and before a whole answer came
+            // (hyper's `IncompleteMessage`, which the SDK reports as a transient "other"): the
+            // answer was lost, not the request.
+            Some(c) if c.as_other() == Some(ErrorKind::TransientError) => {
+                StoreError::OutcomeUnknown(detail)
+            }
             _ => StoreError::Internal(detail),
         },
         SdkError::TimeoutError(_) | SdkError::ResponseError(_) => {

@@ -147,7 +147,7 @@ async fn every_api_event_answers_as_the_manifest_says() {
     let sqs = aws_sdk_sqs::Client::new(&likes_aws::sdk::emulator(&endpoint).await);
     let queue = sqs
         .create_queue()
-        .queue_name(format!("erase-{}", uuid::Uuid::new_v4().simple()))
+        .queue_name(format!("erase-jobs-{}", uuid::Uuid::new_v4().simple()))
         .send()
         .await
         .expect("a queue")
