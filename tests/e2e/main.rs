@@ -11,6 +11,7 @@ mod events;
 mod http_api;
 mod limits;
 mod reactions;
+mod roles;
 mod shards;
 mod smoke;
 mod template;

@@ -11,6 +11,8 @@
 //! - [`Fault::Hold`]: the call is held, unanswered, and applied `after` this long, whatever the
 //!   client did meanwhile (gave up, retried, sent another call): a late write.
 //! - [`Fault::Refuse`]: the connection is reset before the call is applied.
+//! - [`Fault::Delay`]: the call is applied `by` this long later and answered then (a slow
+//!   network): what another request sees meanwhile.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,12 +29,32 @@ pub enum Fault {
     ServerError,
     Hold { after: Duration },
     Refuse,
+    Delay { by: Duration },
 }
 
 impl Fault {
     /// Whether the call reaches the service (now, or later for a held one).
     pub fn applies(&self) -> bool {
         !matches!(self, Fault::Refuse)
+    }
+
+    /// A fault by name: `reset`, `close`, `timeout`, `server_error`, `refuse`, `hold:<ms>`,
+    /// `delay:<ms>` (`make dev`'s `POST /_local/lab/faults`).
+    pub fn parse(raw: &str) -> Option<Fault> {
+        let ms = |v: &str| v.parse().ok().map(Duration::from_millis);
+        Some(match raw.split_once(':') {
+            None => match raw {
+                "reset" => Fault::Reset,
+                "close" => Fault::Close,
+                "timeout" => Fault::Timeout,
+                "server_error" => Fault::ServerError,
+                "refuse" => Fault::Refuse,
+                _ => return None,
+            },
+            Some(("hold", v)) => Fault::Hold { after: ms(v)? },
+            Some(("delay", v)) => Fault::Delay { by: ms(v)? },
+            Some(_) => return None,
+        })
     }
 }
 

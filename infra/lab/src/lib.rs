@@ -128,6 +128,11 @@ impl Lab {
         &self.endpoint
     }
 
+    /// The identities' policies it enforces (`None`: it enforces none).
+    pub fn policies(&self) -> Option<&Policies> {
+        self.shared.policies.as_ref()
+    }
+
     /// The decisions made so far.
     pub fn usage(&self) -> Usage {
         self.shared

@@ -26,7 +26,7 @@ type Body = Full<Bytes>;
 /// What every connection's service shares.
 pub(crate) struct Shared {
     pub(crate) upstream: Upstream,
-    policies: Option<Policies>,
+    pub(crate) policies: Option<Policies>,
     pub(crate) usage: Mutex<Usage>,
     pub(crate) faults: Faults,
     pub(crate) replicas: Replicas,
@@ -292,6 +292,9 @@ async fn handle_call(
         tokio::time::sleep(after + Duration::from_secs(1)).await;
         reset(handle);
         return Err(Cut("held"));
+    }
+    if let Some(Fault::Delay { by }) = fault {
+        tokio::time::sleep(by).await;
     }
     shared.replicas.prepare(&call).await;
     let redirect = shared.replicas.redirect(&call);

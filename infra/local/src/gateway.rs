@@ -111,21 +111,20 @@ impl<L: ReactionsStore + 'static, C: CountsRead + 'static> Gateway<L, C> {
             return json(200, json!({ "events": self.events.snapshot() }));
         }
         if path == "/_local/lab" {
-            let decided: Vec<serde_json::Value> = self
-                .lab
-                .usage()
-                .decided
-                .into_iter()
-                .map(|d| {
-                    json!({"identity": d.identity, "action": d.action, "resource": d.resource,
-                        "allowed_by": d.by.as_ref().ok().map(|(sid, r)| json!({"sid": sid, "resource": r})),
-                        "denied": d.by.err()})
-                })
-                .collect();
-            return json(
-                200,
-                json!({"endpoint": self.lab.endpoint(), "decided": decided}),
-            );
+            return json(200, crate::lab::report(&self.lab));
+        }
+        if path == "/_local/lab/faults" && parts.method == http::Method::POST {
+            let raw = Limited::new(body, 64 * 1024).collect().await;
+            let rule = raw
+                .map_err(|e| e.to_string())
+                .and_then(|b| crate::lab::fault_rule(&b.to_bytes()));
+            return match rule {
+                Ok(rule) => {
+                    self.lab.add_fault(rule);
+                    json(200, json!({"armed": true}))
+                }
+                Err(why) => json(400, json!({"error": {"code": "bad_fault", "message": why}})),
+            };
         }
         if path == "/healthz" {
             return if self.ready.load(Ordering::SeqCst) {

@@ -6,7 +6,8 @@
 
 use aws_config::SdkConfig;
 use likes_aws::sdk::emulator_as;
-use likes_lab::{roles, Config, Lab, Names, Policies};
+use likes_lab::{roles, Config, Fault, FaultRule, Lab, Names, Policies};
+use serde_json::{json, Map, Value};
 
 use crate::dev::FAILURE_QUEUE;
 use crate::error::LocalError;
@@ -67,5 +68,54 @@ pub async fn start(settings: &Settings, upstream: &str) -> Result<Roles, LocalEr
         events: emulator_as(&at, roles::EVENTS).await,
         worker: emulator_as(&at, roles::WORKER).await,
         lab,
+    })
+}
+
+/// `GET /_local/lab`: the lab's endpoint (for `likes-admin --endpoint-url`), every IAM decision
+/// it made, and each identity's statements as it enforces them.
+pub fn report(lab: &Lab) -> Value {
+    let decided: Vec<Value> = lab
+        .usage()
+        .decided
+        .into_iter()
+        .map(|d| {
+            let allowed_by =
+                d.by.as_ref()
+                    .ok()
+                    .map(|(sid, r)| json!({"sid": sid, "resource": r}));
+            json!({"identity": d.identity, "action": d.action, "resource": d.resource,
+                "allowed_by": allowed_by, "denied": d.by.err()})
+        })
+        .collect();
+    let policies: Map<String, Value> = lab
+        .policies()
+        .into_iter()
+        .flat_map(|p| p.0.iter())
+        .map(|(identity, statements)| {
+            let list: Vec<Value> = statements
+                .iter()
+                .map(|s| json!({"sid": s.sid, "allow": s.allow, "actions": s.actions, "resources": s.resources}))
+                .collect();
+            (identity.clone(), json!(list))
+        })
+        .collect();
+    json!({"endpoint": lab.endpoint(), "decided": decided, "policies": policies})
+}
+
+/// A fault for the lab from `POST /_local/lab/faults`: `{"operation": "PutItem", "table":
+/// "likes", "identity": "LikesApiFunction", "skip": 0, "times": 1, "fault": "close"}` (table,
+/// identity, skip and times optional; faults as `likes_lab::Fault::parse` names them).
+pub fn fault_rule(body: &[u8]) -> Result<FaultRule, String> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
+    let text = |k: &str| v[k].as_str().map(str::to_owned);
+    let count = |k: &str, default: u64| v[k].as_u64().unwrap_or(default) as usize;
+    let fault = text("fault").ok_or("no fault")?;
+    Ok(FaultRule {
+        operation: text("operation").ok_or("no operation")?,
+        table: text("table"),
+        identity: text("identity"),
+        skip: count("skip", 0),
+        times: count("times", 1),
+        fault: Fault::parse(&fault).ok_or_else(|| format!("no fault named {fault:?}"))?,
     })
 }

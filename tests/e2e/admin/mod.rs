@@ -24,7 +24,8 @@ use likes_core::{CountsLedger, LikesAdmin, PostBucket, PostId, BUCKETS};
 
 /// A stack on an emulator this test owns, so that it can write to the tables directly.
 pub struct Local {
-    pub emulator: Emulator,
+    /// Kept for the stack's life: dropping it stops the emulator.
+    _emulator: Emulator,
     pub stack: Stack,
     pub rt: tokio::runtime::Runtime,
     pub client: aws_sdk_dynamodb::Client,
@@ -67,7 +68,7 @@ impl Local {
             lease_term: likes_admin::DEFAULT_LEASE_TERM,
         };
         Self {
-            emulator,
+            _emulator: emulator,
             stack,
             rt,
             client,
@@ -75,13 +76,18 @@ impl Local {
         }
     }
 
-    /// `likes-admin --json <args>` against this stack.
+    /// `likes-admin --json <args>` against this stack, through its lab: as the operators'
+    /// policy, which must allow every call the command makes.
     pub fn admin(&self, args: &[&str]) -> Result<Report, AdminError> {
+        let lab = self.stack.lab()["endpoint"]
+            .as_str()
+            .expect("the stack's lab")
+            .to_owned();
         let mut argv = vec![
             "likes-admin",
             "--json",
             "--endpoint-url",
-            &self.emulator.endpoint,
+            &lab,
             "--likes-table",
             "likes",
             "--counts-table",
@@ -89,7 +95,10 @@ impl Local {
         ];
         argv.extend_from_slice(args);
         let cli = Cli::try_parse_from(argv).map_err(|e| AdminError::Usage(e.to_string()))?;
-        self.rt.block_on(run(&cli))
+        let report = self.rt.block_on(run(&cli));
+        let denied = self.stack.denied();
+        assert!(denied.is_empty(), "the lab refused calls: {denied:#?}");
+        report
     }
 
     /// Like items of `post` in each bucket (consistent; control items excluded).

@@ -173,6 +173,25 @@ impl Stack {
             .unwrap_or_default()
     }
 
+    /// The stack's lab (`GET /_local/lab`): its endpoint, and every IAM decision it made.
+    pub fn lab(&self) -> Value {
+        http(self.port, "GET", "/_local/lab", None)
+            .map(|(_, v)| v)
+            .unwrap_or(Value::Null)
+    }
+
+    /// The calls the lab refused: a role of the template that does not allow what its code
+    /// does.
+    pub fn denied(&self) -> Vec<Value> {
+        self.lab()["decided"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| !d["denied"].is_null())
+            .cloned()
+            .collect()
+    }
+
     /// What the local mapping did and the faults it injected.
     pub fn stats(&self) -> Value {
         http(self.port, "GET", "/_local/stats", None)

@@ -46,8 +46,9 @@ fn pending_of(item: &Item) -> Result<Pending, StoreError> {
 }
 
 impl DynamoErasureRequests {
-    /// The user's item, read with strong consistency: what a failed condition found, where
-    /// the failure did not carry it (DynamoDB does with `ALL_OLD`; emulators may not).
+    /// The user's item, read with strong consistency (a request joining a job that is being
+    /// sent waits on it). A failed condition needs no read: with `ALL_OLD` it carries the item
+    /// it found, and carries none when there was none (DynamoDB and moto alike).
     async fn item(&self, user: &UserId) -> Result<Option<Item>, StoreError> {
         let out = self
             .client
@@ -59,18 +60,6 @@ impl DynamoErasureRequests {
             .await
             .map_err(classify_read)?;
         Ok(out.item)
-    }
-
-    /// The item a failed condition found.
-    async fn found(
-        &self,
-        user: &UserId,
-        carried: Option<&Item>,
-    ) -> Result<Option<Item>, StoreError> {
-        match carried {
-            Some(item) => Ok(Some(item.clone())),
-            None => self.item(user).await,
-        }
     }
 }
 
@@ -105,7 +94,7 @@ impl ErasureRequests for DynamoErasureRequests {
             };
             // The condition fails only when an item with a later time exists; one finished
             // since then is gone, and this request is a new job's.
-            match self.found(user, carried.as_ref()).await? {
+            match carried {
                 Some(item) => pending_of(&item),
                 None => Box::pin(self.request(user, offered, at)).await,
             }
@@ -169,9 +158,7 @@ impl ErasureRequests for DynamoErasureRequests {
             };
             // Still this job, asked for again since: erase up to the later time. Otherwise
             // (gone, or another job's) there is nothing left for this one.
-            Ok(self
-                .found(user, carried.as_ref())
-                .await?
+            Ok(carried
                 .filter(|item| text(item, JOB_ID).as_deref() == Some(job_id))
                 .and_then(|item| text(&item, REQUESTED_AT))
                 .filter(|later| later.as_str() > erased_to))
