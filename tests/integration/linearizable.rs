@@ -38,7 +38,7 @@ async fn concurrent_likes_and_unlikes_under_faults_are_linearizable() {
     let per_device = total.div_ceil(USERS * DEVICES);
     println!("seed {seed} (LIKES_LINEAR_SEED={seed} replays it)");
 
-    let t = Tables::new().await;
+    let t = Tables::lagging().await;
     let faults = random_faults(seed);
     let app = Arc::new(t.app_with(faults.clone()));
     let users: Vec<UserId> = (0..USERS).map(|_| UserId::new_random()).collect();

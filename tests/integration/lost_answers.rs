@@ -54,7 +54,7 @@ const APPLIED_THEN_LOST: [Fault; 4] = [
 /// Its unlike applied and its answer lost: 503 `outcome_unknown`, and it did apply, once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_kind_of_lost_answer_is_settled_or_said_unknown_never_a_500() {
-    let t = Tables::new().await;
+    let t = Tables::lagging().await;
     for fault in APPLIED_THEN_LOST {
         let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
         let hit = strike(&t, "PutItem", fault.clone());
@@ -82,7 +82,7 @@ async fn every_kind_of_lost_answer_is_settled_or_said_unknown_never_a_500() {
 /// marker; its retry with the same key is answered as the first and changes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_named_request_whose_answer_was_lost_settles_by_its_marker() {
-    let t = Tables::new().await;
+    let t = Tables::lagging().await;
     for fault in APPLIED_THEN_LOST {
         let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
         let key = format!("k-{}", UserId::new_random());
@@ -114,7 +114,7 @@ async fn a_named_request_whose_answer_was_lost_settles_by_its_marker() {
 /// unknown (its token is not there), and the client's retry applies it once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_reset_before_it_applied_is_a_503_that_a_retry_makes_good() {
-    let t = Tables::new().await;
+    let t = Tables::lagging().await;
     let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
     let hit = strike(&t, "PutItem", Fault::Refuse);
     let first = call_as(&t.app(), "PUT", &like_path(&post), &sub).await;
@@ -129,7 +129,7 @@ async fn a_call_reset_before_it_applied_is_a_503_that_a_retry_makes_good() {
 /// and applied before the attempt's timeout; the settle read (after the timeout) finds it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_applied_late_within_the_bound_is_found() {
-    let t = Tables::new().await;
+    let t = Tables::lagging().await;
     let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
     let hit = strike(
         &t,
@@ -149,7 +149,7 @@ async fn a_write_applied_late_within_the_bound_is_found() {
 /// condition can see a clock; the bound is assumed, as the README says.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_applied_beyond_the_bound_undoes_a_later_request() {
-    let t = Tables::new().await;
+    let t = Tables::lagging().await;
     let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
     let hit = strike(
         &t,

@@ -19,4 +19,5 @@ mod recount_model;
 mod repair_model;
 mod repair_race;
 mod sample_events;
+mod strong_reads;
 mod write_path;

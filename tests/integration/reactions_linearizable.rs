@@ -59,7 +59,7 @@ struct Done {
 
 /// Runs the devices against a fresh app in `mode`; every request recorded.
 async fn run(mode: Mode, seed: u64, total: usize) -> (Tables, Vec<UserId>, Vec<PostId>, Vec<Done>) {
-    let t = Tables::new().await;
+    let t = Tables::lagging().await;
     let faults = random_faults(seed);
     let reactions = Reactions {
         kinds: Kinds::parse(&KINDS.join(",")).expect("kinds"),

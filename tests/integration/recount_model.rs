@@ -296,7 +296,7 @@ proptest! {
 /// The emulator's DynamoDB stores, on fresh tables: the conditional updates, the window
 /// entries in the Likes table and the correction as DynamoDB runs them.
 async fn emulator() -> Stores<DynamoLikes, DynamoCounts> {
-    let t = Tables::new().await;
+    let t = Tables::lagging().await;
     let likes = t.likes();
     Stores {
         counts: t.counts().with_windows(likes.clone()),

@@ -104,7 +104,7 @@ fn in_memory() -> Rig<MemoryCounts, MemoryLikes> {
 }
 
 async fn on_dynamodb() -> Rig<likes_aws::DynamoCounts, likes_aws::DynamoLikes> {
-    let t = Tables::new().await;
+    let t = Tables::lagging().await;
     Rig::new(t.counts().with_windows(t.likes()), t.likes())
 }
 

@@ -57,8 +57,15 @@ impl Upstream {
         let mut req = Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base));
+        // The body may have been rewritten (a redirected read): its length is hyper's to set.
         for (k, v) in headers {
-            if k != http::header::HOST && k != http::header::CONNECTION {
+            let hop = [
+                http::header::HOST,
+                http::header::CONNECTION,
+                http::header::CONTENT_LENGTH,
+                http::header::TRANSFER_ENCODING,
+            ];
+            if !hop.contains(k) {
                 req = req.header(k, v);
             }
         }

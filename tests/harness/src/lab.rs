@@ -44,3 +44,12 @@ pub fn lab() -> &'static Lab {
         .unwrap_or_else(|e| panic!("the lab did not start: {e}"))
     })
 }
+
+/// The lag `Tables::lagging` gives its tables: `LIKES_LAB_READ_LAG_MS`, default 500 ms.
+pub fn read_lag() -> std::time::Duration {
+    let ms = std::env::var("LIKES_LAB_READ_LAG_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500);
+    std::time::Duration::from_millis(ms)
+}

@@ -58,8 +58,23 @@ pub struct Tables {
 
 impl Tables {
     pub async fn new() -> Self {
+        Self::with_lag(std::time::Duration::ZERO).await
+    }
+
+    /// Fresh tables whose eventually consistent reads, and index queries, trail their writes
+    /// by the lab's lag (`LIKES_LAB_READ_LAG_MS`, default 500 ms): a read that needs the latest
+    /// state and does not ask for it strongly reads the past.
+    pub async fn lagging() -> Self {
+        Self::with_lag(lab::read_lag()).await
+    }
+
+    /// Fresh tables whose eventually consistent reads trail by `lag`.
+    pub async fn with_lag(lag: std::time::Duration) -> Self {
         let client = client().await;
         let suffix = uuid::Uuid::new_v4().simple().to_string();
+        if !lag.is_zero() {
+            lab::lab().set_lag(&format!("*-{suffix}"), lag);
+        }
         let likes_table = format!("likes-{suffix}");
         let counts_table = format!("counts-{suffix}");
         create_table(&client, &LIKES, &likes_table)
@@ -338,5 +353,29 @@ impl likes_core::erase_job::EraseQueue for RecordedQueue {
             }
             Ok(())
         })
+    }
+}
+
+/// Polls an eventually consistent read until `done` holds of what it answers (a listing, an
+/// index query: what the lab's lagging tables serve late), at most 20 s; what it read last.
+/// Once it shows the last write, every write before it shows too: the lab applies writes to
+/// its replicas in the order they were made.
+pub async fn eventually<T, F, Fut>(what: &str, mut read: F, done: impl Fn(&T) -> bool) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = T>,
+    T: std::fmt::Debug,
+{
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let now = read().await;
+        if done(&now) {
+            return now;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} never showed what was written: {now:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }

@@ -8,20 +8,27 @@ mod records;
 
 use count_aggregator::Aggregator;
 use likes_aws::DynamoCounts;
-use likes_core::{CountsRead, PostId, UserId};
+use likes_core::{CountsLedger, PostId, UserId};
 use likes_harness::stream::{seqs, FaultyCounts, Rec};
 use likes_harness::Tables;
 
 pub type Agg = Aggregator<FaultyCounts<DynamoCounts>>;
 
+/// Tables whose eventual reads trail (the lab's lag), and the aggregator signed as its role.
 pub async fn setup() -> (Tables, Agg) {
-    let t = Tables::new().await;
-    let agg = Aggregator::new(FaultyCounts::new(t.counts()));
+    let t = Tables::lagging().await;
+    let counts = t.as_role(likes_harness::lab::roles::AGGREGATOR).counts();
+    let agg = Aggregator::new(FaultyCounts::new(counts));
     (t, agg)
 }
 
+/// The post's count as it is now (a strongly consistent read: what the aggregator wrote).
 pub async fn count(agg: &Agg, post: &PostId) -> i64 {
-    agg.store().post_count(post).await.expect("count")
+    agg.store()
+        .read_post(post)
+        .await
+        .expect("count")
+        .map_or(0, |c| c.total())
 }
 
 /// `n` users, each landing in a different bucket where possible.

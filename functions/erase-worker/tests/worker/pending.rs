@@ -178,3 +178,36 @@ async fn the_workers_role_allows_noting_its_continuation_on_dynamodb() {
         "the continuation is noted as sent: a repeat request must not send a second chain"
     );
 }
+
+/// An index that omits a recent item: the like made just before the request is missing from
+/// the by-user index (the lab's tables trail by 2 s, hiding it from the first sweeps). The
+/// worker as deployed (two empty sweeps half a second apart, and its last sweep no earlier than
+/// `SETTLE` after the request) still leaves nothing of the person's behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_erase_leaves_nothing_of_a_like_its_index_shows_late() {
+    use likes_harness::lab::roles;
+    let t = likes_harness::Tables::with_lag(Duration::from_secs(2)).await;
+    let me = UserId::parse("auth0|erased-through-a-lagging-index").unwrap();
+    let post = PostId::parse("liked-just-before").unwrap();
+    let requested_at = likes_core::time::now_ts();
+    let stamped = likes_core::time::format_ts(
+        likes_core::time::parse_ts(&requested_at).unwrap() - chrono::TimeDelta::milliseconds(5),
+    );
+    t.put_like(&post, &me, &stamped).await;
+    let worker = Worker {
+        likes: t.as_role(roles::WORKER).likes(),
+        empty_sweeps: 2,
+        pause: Duration::from_millis(500),
+        settle: likes_core::erase_job::SETTLE,
+        requeue: None,
+        erasures: None,
+    };
+    let job = EraseJob {
+        job_id: "through-lag".into(),
+        user_id: me.clone(),
+        requested_at,
+    };
+    let body = serde_json::to_string(&job).unwrap();
+    assert_eq!(worker.run_job(&body, None).await, Outcome::Erased(1));
+    assert!(t.like_pairs().await.is_empty(), "a like survived its erase");
+}

@@ -1,0 +1,80 @@
+//! What the README calls strong is read-your-writes even where DynamoDB's eventual reads trail
+//! (the lab serves reads without `ConsistentRead`, and index queries, from a copy that trails by
+//! its lag): right after a like, a reaction and an unlike, the routes documented strong answer
+//! the new state — the like's own route, "liked by me" and "my reactions" in a summary, mine
+//! in a post's reactions — while the routes documented eventual (a listing) are seen to trail,
+//! which is what makes the first assertions mean something.
+
+use likes_core::{Kinds, Mode, PostId, Reactions, UserId};
+use likes_harness::{call, call_as, eventually, like_path, ApiEvent, Tables};
+use serde_json::Value;
+
+fn reactions() -> Reactions {
+    Reactions {
+        kinds: Kinds::parse("like,love").expect("kinds"),
+        mode: Mode::Multi,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_strong_routes_read_their_writes_while_eventual_ones_trail() {
+    let t = Tables::lagging().await;
+    let app = t.app().with_reactions(reactions());
+    let (post, me) = (PostId::new_random(), UserId::new_random().to_string());
+    let get = |path: String| {
+        let (app, me) = (&app, me.clone());
+        async move {
+            let (path, query) = path.split_once('?').unwrap_or((&path, ""));
+            let event = ApiEvent::new("GET", path).query(query).caller(&me);
+            let (s, b, _) = call(app, event).await;
+            assert_eq!(s, 200, "{path}?{query}: {b}");
+            b
+        }
+    };
+    let (s, b, _) = call_as(&app, "PUT", &like_path(&post), &me).await;
+    assert_eq!((s, &b["changed"]), (200, &Value::Bool(true)), "{b}");
+    let (s, b, _) = call_as(&app, "PUT", &format!("/posts/{post}/reactions/love"), &me).await;
+    assert_eq!(s, 200, "{b}");
+
+    // At once: the like's route, the summary's "mine", the post's reactions' "mine".
+    let like = get(like_path(&post)).await;
+    assert_eq!(like["liked"], true, "GET …/like is strong: {like}");
+    let summary = get(format!("/likes/summary?post_ids={post}")).await;
+    let item = &summary["items"][0];
+    assert_eq!(item["liked_by_me"], true, "liked by me: {summary}");
+    assert_eq!(
+        item["my_reactions"],
+        serde_json::json!(["like", "love"]),
+        "{summary}"
+    );
+    let mine = get(format!("/posts/{post}/reactions")).await;
+    assert_eq!(mine["mine"], serde_json::json!(["like", "love"]), "{mine}");
+    // …while a listing, eventual by its documentation, has not caught up.
+    let mine_listed = get("/users/me/likes".into()).await;
+    assert_eq!(
+        mine_listed["items"].as_array().map(Vec::len),
+        Some(0),
+        "the lab's lag did not show: {mine_listed}"
+    );
+
+    // The listing, eventual, catches up.
+    eventually(
+        "my likes",
+        || get("/users/me/likes".into()),
+        |b| b["items"].as_array().is_some_and(|i| i.len() == 1),
+    )
+    .await;
+
+    // The unlike, at once too.
+    let (s, b, _) = call_as(&app, "DELETE", &like_path(&post), &me).await;
+    assert_eq!((s, &b["changed"]), (200, &Value::Bool(true)), "{b}");
+    let like = get(like_path(&post)).await;
+    assert_eq!(like["liked"], false, "{like}");
+    let summary = get(format!("/likes/summary?post_ids={post}")).await;
+    assert_eq!(summary["items"][0]["liked_by_me"], false, "{summary}");
+    assert_eq!(
+        summary["items"][0]["my_reactions"],
+        serde_json::json!(["love"]),
+        "{summary}"
+    );
+}
