@@ -252,3 +252,37 @@ async fn the_happy_path_sends_exactly_one_write_per_post() {
         assert_eq!(count(&agg, p).await, 40);
     }
 }
+
+/// Invariants 3 and 5 when a Counts write applies and its answer is lost on the network (the
+/// lab resets, closes, times out or answers 500 after the emulator applied it): the aggregator
+/// settles it by reading the post's mark (or reports the post unapplied), and the batch coming
+/// again is kept out by the mark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_counts_write_that_applied_and_lost_its_answer_counts_once() {
+    use likes_harness::lab::{lab, roles};
+    use likes_lab::{Fault, FaultRule};
+    for fault in [
+        Fault::Reset,
+        Fault::Close,
+        Fault::ServerError,
+        Fault::Timeout,
+    ] {
+        let (t, agg) = setup().await;
+        let post = PostId::new_random();
+        let recs = likes_of(&post, &users(9), BASE21);
+        let mut rule = FaultRule::once("UpdateItem", &t.counts_table, fault.clone());
+        rule.identity = Some(roles::AGGREGATOR.to_owned());
+        let struck = lab().add_fault(rule);
+        let first = agg.deliver(&event(&recs)).await;
+        assert_eq!(struck.load(Ordering::SeqCst), 1, "{fault:?}");
+        assert_eq!(first.anomalies, 0, "{fault:?}");
+        assert_eq!(
+            count(&agg, &post).await,
+            9,
+            "{fault:?}: the write did apply, once"
+        );
+        let again = agg.deliver(&event(&recs)).await;
+        assert_eq!((again.checkpoint, again.anomalies), (None, 0), "{fault:?}");
+        assert_eq!(count(&agg, &post).await, 9, "{fault:?}: applied twice");
+    }
+}
