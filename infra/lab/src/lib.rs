@@ -21,6 +21,7 @@ pub mod faults;
 pub mod policy;
 mod proxy;
 pub mod replica;
+mod upstream;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -19,7 +19,7 @@ use tokio::time::Instant;
 
 use crate::call::{Call, Service};
 use crate::policy::glob;
-use crate::proxy::Upstream;
+use crate::upstream::Upstream;
 
 const SUFFIX: &str = ".lagged";
 

@@ -22,16 +22,12 @@ use crate::chaos::{ChaosFunction, Rng};
 use crate::error::LocalError;
 use crate::esm::config::{MappingConfig, EVENTS};
 use crate::esm::function::AggregatorFunction;
-use crate::esm::sinks::{Checkpoints, SqsDestination};
+use crate::esm::sinks::{Checkpoints, SqsDestination, FAILURE_QUEUE};
 use crate::esm::source::DynamoStream;
 use crate::esm::{Mapping, Stats};
 use crate::events::{EventFeed, EventTotals, EventsFunction, FeedingBus, EVENTS_FAILURE_QUEUE};
 use crate::settings::Settings;
 use crate::{demo, erase_poller, gateway, lab, moto, setup};
-
-/// The queue the local mapping sends given-up batches to (the template's
-/// `AggregatorFailureQueue`).
-pub const FAILURE_QUEUE: &str = "likes-aggregator-failures";
 
 pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     let started = Instant::now();

@@ -9,8 +9,8 @@ use likes_aws::sdk::emulator_as;
 use likes_lab::{roles, Config, Fault, FaultRule, Lab, Names, Policies};
 use serde_json::{json, Map, Value};
 
-use crate::dev::FAILURE_QUEUE;
 use crate::error::LocalError;
+use crate::esm::sinks::FAILURE_QUEUE;
 use crate::settings::Settings;
 use crate::{erase_poller, events};
 

@@ -9,6 +9,10 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+/// The queue the aggregator's mapping sends given-up batches to (the template's
+/// `AggregatorFailureQueue`).
+pub const FAILURE_QUEUE: &str = "likes-aggregator-failures";
+
 pub trait Destination {
     fn send(&self, failure: Value) -> impl Future<Output = Result<(), String>>;
 }
