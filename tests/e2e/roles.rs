@@ -25,7 +25,7 @@ const NOT_OURS: [(&str, &str, &str, &str); 6] = [
     ("CountAggregatorFunction", "LikesStreamRead", "dynamodb:ListStreams", "Lambda's event source mapping, finding the stream; the local mapping is given its ARN"),
     ("LikeEventsFunction", "LikesStreamRead", "dynamodb:ListStreams", "Lambda's event source mapping, finding the stream; the local mapping is given its ARN"),
     ("EraseWorkerFunction", "EraseJobsReceive", "sqs:GetQueueAttributes", "Lambda's SQS event source mapping, reading the queue's attributes"),
-    ("OperatorPolicy", "FailedWork", "*", "the runbook's reading of the failure queues, by hand (docs/operations.md); likes-admin does not read them"),
+    ("OperatorPolicy", "FailedWork", "*", "an operator reading the failure queues by hand (aws sqs receive-message on the stack's EraseDeadLetterQueueUrl and AggregatorFailureQueueUrl outputs); likes-admin does not read them"),
 ];
 
 fn not_ours(identity: &str, sid: &str, action: &str) -> bool {
