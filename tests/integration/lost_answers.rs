@@ -176,3 +176,41 @@ async fn a_write_applied_beyond_the_bound_undoes_a_later_request() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// In `single` mode a named reaction is a transaction with its marker: applied and its answer
+/// lost, it settles by reading that marker (strongly: an eventual read would not find it yet),
+/// and its retry with the same key is answered as the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_single_mode_reaction_whose_answer_was_lost_settles_by_its_marker() {
+    use likes_core::{Kinds, Mode, Reactions};
+    let t = Tables::lagging().await;
+    let app = || {
+        t.app().with_reactions(Reactions {
+            kinds: Kinds::parse("like,love").expect("kinds"),
+            mode: Mode::Single,
+        })
+    };
+    for fault in APPLIED_THEN_LOST {
+        let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
+        let key = format!("k-{}", UserId::new_random());
+        let named = || {
+            ApiEvent::new("PUT", &format!("/posts/{post}/reactions/love"))
+                .caller(&sub)
+                .header("Idempotency-Key", &key)
+        };
+        let hit = strike(&t, "TransactWriteItems", fault.clone());
+        let (s, b, _) = call(&app(), named()).await;
+        assert_eq!(struck(&hit), 1, "{fault:?}");
+        assert_eq!(
+            (s, &b["changed"]),
+            (200, &Value::Bool(true)),
+            "{fault:?}: {b}"
+        );
+        let (s, b, _) = call(&app(), named()).await;
+        assert_eq!(
+            (s, &b["changed"]),
+            (200, &Value::Bool(true)),
+            "{fault:?} retried: {b}"
+        );
+    }
+}

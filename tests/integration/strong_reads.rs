@@ -78,3 +78,41 @@ async fn the_strong_routes_read_their_writes_while_eventual_ones_trail() {
         "{summary}"
     );
 }
+
+/// A deployment without reactions reads "liked by me" its own way (the likes alone): strong too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn liked_by_me_reads_its_writes_without_reactions() {
+    let t = Tables::lagging().await;
+    let app = t.app();
+    let (post, me) = (PostId::new_random(), UserId::new_random().to_string());
+    let (s, b, _) = call_as(&app, "PUT", &like_path(&post), &me).await;
+    assert_eq!((s, &b["changed"]), (200, &Value::Bool(true)), "{b}");
+    let event = ApiEvent::new("GET", "/likes/summary")
+        .query(&format!("post_ids={post}"))
+        .caller(&me);
+    let (s, summary, _) = call(&app, event).await;
+    assert_eq!(s, 200, "{summary}");
+    assert_eq!(summary["items"][0]["liked_by_me"], true, "{summary}");
+}
+
+/// What a recount and an audit read of a bucket (its keys, its count, each kind's count) is the
+/// bucket as it is: a like made a moment ago is in it, however far an eventual read trails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repairs_bucket_read_sees_a_like_made_a_moment_ago() {
+    use likes_core::{LikesAdmin, PostBucket};
+    let t = Tables::lagging().await;
+    let (post, me) = (PostId::new_random(), UserId::new_random());
+    t.put_like(&post, &me, "2026-12-03T10:00:00.000Z").await;
+    let operator = t.as_role(likes_harness::lab::roles::OPERATOR).likes();
+    let bucket = PostBucket::for_like(&post, &me);
+    assert_eq!(operator.count_bucket(&bucket).await.unwrap(), 1);
+    assert!(operator
+        .bucket_users(&bucket)
+        .await
+        .unwrap()
+        .contains(me.as_str()));
+    assert_eq!(
+        operator.count_kinds(&bucket).await.unwrap().get("like"),
+        Some(&1)
+    );
+}
