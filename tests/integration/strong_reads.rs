@@ -116,3 +116,55 @@ async fn a_repairs_bucket_read_sees_a_like_made_a_moment_ago() {
         Some(&1)
     );
 }
+
+/// An erase of a post reads each bucket as it is: a like made a moment ago goes too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_posts_erase_takes_a_like_made_a_moment_ago() {
+    let t = Tables::lagging().await;
+    let post = PostId::new_random();
+    for _ in 0..3 {
+        t.put_like(&post, &UserId::new_random(), "2026-12-03T10:00:00.000Z")
+            .await;
+    }
+    let operator = t.as_role(likes_harness::lab::roles::OPERATOR).likes();
+    let erased = likes_core::erase::erase_post(&operator, &post, &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(erased, 3);
+    assert!(
+        t.like_pairs().await.is_empty(),
+        "a like survived its post's erase"
+    );
+}
+
+/// A pending erasure is read as it is, a moment after it was recorded: the request that joins
+/// a job being sent waits on what this read says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_erasure_is_read_as_it_is() {
+    use likes_aws::dynamo::schema::{create_table, ERASE_REQUESTS};
+    use likes_aws::DynamoErasureRequests;
+    use likes_core::erase_job::ErasureRequests;
+    let t = Tables::lagging().await;
+    let table = format!(
+        "erase-requests-{}",
+        t.likes_table.trim_start_matches("likes-")
+    );
+    create_table(&t.client, &ERASE_REQUESTS, &table)
+        .await
+        .expect("the table");
+    likes_harness::lab::lab().set_lag(&table, likes_harness::lab::read_lag());
+    let api = t.as_role(likes_harness::lab::roles::API);
+    let store = DynamoErasureRequests::new(api.client.clone(), &table);
+    let me = UserId::new_random();
+    store
+        .request(&me, "job-1", "2026-12-03T10:00:00.000Z")
+        .await
+        .unwrap();
+    store
+        .sent(&me, "job-1", "2026-12-03T10:00:00.100Z")
+        .await
+        .unwrap();
+    let read = store.read(&me).await.unwrap().expect("pending");
+    assert_eq!(read.job_id, "job-1");
+    assert!(read.sent_at.is_some(), "its send, noted a moment ago");
+}
