@@ -3,12 +3,15 @@
 //!
 //! - `LIKES_JWT_ISSUER` (required): the `iss` every token must carry, exactly.
 //! - `LIKES_JWT_AUDIENCE` (required): the audience (`aud`, or `client_id` when there is no `aud`).
-//! - `LIKES_JWKS_URL`: where the issuer publishes its keys; default
-//!   `<issuer without a trailing slash>/.well-known/jwks.json`. https, or plain http to a
-//!   loopback address (tests, `make dev`): keys fetched over plain http from elsewhere could be
-//!   anyone's.
+//! - `LIKES_JWKS_URL`: where the issuer publishes its keys, for a provider without OpenID
+//!   discovery. Default: the `jwks_uri` of the issuer's discovery document, as API Gateway finds
+//!   it ([`crate::discovery`]). https, or plain http to a loopback address (tests, `make dev`):
+//!   keys fetched over plain http from elsewhere could be anyone's.
 //! - `LIKES_JWKS`: the JWK set itself, inline. When set, nothing is ever fetched (no cold-start
 //!   fetch, no dependence on the issuer's endpoint) and a key rotation needs a redeploy.
+//! - `LIKES_JWT_TOKEN_TYPE`: `any` (the default, as API Gateway, which cannot check it) or
+//!   `at+jwt`: only tokens whose header says they are access tokens (RFC 9068 §4), so an ID
+//!   token whose audience is the same client id is refused.
 //!
 //! An empty value counts as unset (CloudFormation passes empty strings for blank parameters).
 
@@ -16,12 +19,15 @@ use std::ffi::OsString;
 
 use http::Uri;
 
+use crate::discovery::discovery_url;
+use crate::fetch::fetchable;
 use crate::jwks::KeySet;
 
 pub const ISSUER_VAR: &str = "LIKES_JWT_ISSUER";
 pub const AUDIENCE_VAR: &str = "LIKES_JWT_AUDIENCE";
 pub const JWKS_URL_VAR: &str = "LIKES_JWKS_URL";
 pub const JWKS_VAR: &str = "LIKES_JWKS";
+pub const TOKEN_TYPE_VAR: &str = "LIKES_JWT_TOKEN_TYPE";
 
 /// A setting that is missing or not what it must be; names the variable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -37,10 +43,33 @@ pub enum ConfigError {
 /// Where the keys come from.
 #[derive(Debug)]
 pub enum KeysFrom {
-    /// Fetched from this URL on first use, refreshed as [`crate::keys`] says.
+    /// Fetched from the `jwks_uri` of the discovery document at this URL (the default).
+    Discovery(Uri),
+    /// Fetched from this URL (`LIKES_JWKS_URL`) on first use, refreshed as [`crate::keys`] says.
     Url(Uri),
     /// Given inline (`LIKES_JWKS`), already parsed; never fetched.
     Inline(KeySet),
+}
+
+/// Which tokens are accepted by their header's `typ`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TokenType {
+    /// Any `typ`, or none: as API Gateway's authorizer, which does not look.
+    #[default]
+    Any,
+    /// `at+jwt` (or `application/at+jwt`), as RFC 9068 asks of a resource server.
+    AccessToken,
+}
+
+impl TokenType {
+    /// The setting's values, as the template's `JwtTokenType` allows them.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "any" => Some(Self::Any),
+            "at+jwt" => Some(Self::AccessToken),
+            _ => None,
+        }
+    }
 }
 
 /// The verifier's settings.
@@ -49,6 +78,7 @@ pub struct Config {
     pub issuer: String,
     pub audience: String,
     pub keys: KeysFrom,
+    pub token_type: TokenType,
 }
 
 impl Config {
@@ -73,21 +103,23 @@ impl Config {
         let audience = var(AUDIENCE_VAR)?.ok_or(ConfigError::Missing(AUDIENCE_VAR))?;
         let keys = match (var(JWKS_VAR)?, var(JWKS_URL_VAR)?) {
             (Some(inline), _) => KeysFrom::Inline(inline_set(&inline)?),
-            (None, Some(url)) => KeysFrom::Url(jwks_url(&url, JWKS_URL_VAR)?),
-            (None, None) => KeysFrom::Url(jwks_url(&default_jwks_url(&issuer), ISSUER_VAR)?),
+            (None, Some(url)) => KeysFrom::Url(url_of(&url, JWKS_URL_VAR)?),
+            (None, None) => KeysFrom::Discovery(url_of(&discovery_url(&issuer), ISSUER_VAR)?),
+        };
+        let token_type = match var(TOKEN_TYPE_VAR)? {
+            None => TokenType::Any,
+            Some(value) => TokenType::parse(&value).ok_or_else(|| ConfigError::Invalid {
+                name: TOKEN_TYPE_VAR,
+                why: format!("must be any or at+jwt, not {value:?}"),
+            })?,
         };
         Ok(Self {
             issuer,
             audience,
             keys,
+            token_type,
         })
     }
-}
-
-/// `<issuer>/.well-known/jwks.json`, the issuer's trailing slash trimmed (Auth0's issuers end in
-/// one; Cognito's do not).
-pub fn default_jwks_url(issuer: &str) -> String {
-    format!("{}/.well-known/jwks.json", issuer.trim_end_matches('/'))
 }
 
 fn inline_set(json: &str) -> Result<KeySet, ConfigError> {
@@ -109,29 +141,13 @@ fn inline_set(json: &str) -> Result<KeySet, ConfigError> {
     Ok(set)
 }
 
-/// An https URL, or http to a loopback host. `name` is the variable the URL came from (the
-/// issuer, for the default).
-fn jwks_url(url: &str, name: &'static str) -> Result<Uri, ConfigError> {
-    let invalid = |why: &str| ConfigError::Invalid {
+/// A URL the keys may be fetched from ([`fetchable`]). `name` is the variable the URL came from
+/// (the issuer, for the discovery document).
+fn url_of(url: &str, name: &'static str) -> Result<Uri, ConfigError> {
+    fetchable(url).map_err(|why| ConfigError::Invalid {
         name,
-        why: format!("must give an https JWKS URL: {url:?} {why}"),
-    };
-    let uri: Uri = url.parse().map_err(|_| invalid("is not a URL"))?;
-    let host = uri.host().ok_or_else(|| invalid("has no host"))?;
-    match uri.scheme_str() {
-        Some("https") => Ok(uri),
-        Some("http") if is_loopback(host) => Ok(uri),
-        Some("http") => Err(invalid("is plain http to a host that is not loopback")),
-        _ => Err(invalid("is not https")),
-    }
-}
-
-fn is_loopback(host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+        why: format!("must give an https URL: {url:?} {why}"),
+    })
 }
 
 #[cfg(test)]
@@ -150,7 +166,7 @@ mod tests {
     fn url(c: Config) -> String {
         match c.keys {
             KeysFrom::Url(u) => u.to_string(),
-            KeysFrom::Inline(_) => panic!("inline"),
+            other => panic!("not a JWKS URL: {other:?}"),
         }
     }
 
@@ -167,13 +183,20 @@ mod tests {
     }
 
     #[test]
-    fn defaults_the_jwks_url_from_the_issuer() {
+    fn finds_the_keys_by_discovery_unless_a_jwks_url_is_given() {
         let c = config(&[(ISSUER_VAR, "https://tenant.example/"), (AUDIENCE_VAR, "a")]).unwrap();
         assert_eq!(
             c.issuer, "https://tenant.example/",
             "iss is compared untrimmed"
         );
-        assert_eq!(url(c), "https://tenant.example/.well-known/jwks.json");
+        assert_eq!(c.token_type, TokenType::Any);
+        match c.keys {
+            KeysFrom::Discovery(u) => assert_eq!(
+                u.to_string(),
+                "https://tenant.example/.well-known/openid-configuration"
+            ),
+            other => panic!("{other:?}"),
+        }
         let c = config(&[
             (
                 ISSUER_VAR,
@@ -230,6 +253,33 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_token_type_is_any_or_at_jwt() {
+        let with = |t: &str| {
+            config(&[
+                (ISSUER_VAR, "https://i"),
+                (AUDIENCE_VAR, "a"),
+                (TOKEN_TYPE_VAR, t),
+            ])
+        };
+        assert_eq!(with("at+jwt").unwrap().token_type, TokenType::AccessToken);
+        assert_eq!(with("any").unwrap().token_type, TokenType::Any);
+        assert_eq!(with("").unwrap().token_type, TokenType::Any);
+        for bad in ["JWT", "at+JWT", "access"] {
+            let e = with(bad).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    ConfigError::Invalid {
+                        name: TOKEN_TYPE_VAR,
+                        ..
+                    }
+                ),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

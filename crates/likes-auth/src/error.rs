@@ -19,6 +19,10 @@ pub enum AuthError {
     /// The header lists extensions (`crit`) that must be understood; we understand none.
     #[error("the token's header has critical extensions, which are not accepted")]
     CriticalHeader,
+    /// `LIKES_JWT_TOKEN_TYPE=at+jwt` and the header's `typ` is not `at+jwt`: an ID token, or
+    /// another kind of JWT from the same issuer.
+    #[error("the token is not an access token (its typ must be at+jwt)")]
+    WrongTokenType,
     #[error("the token's header names no key (kid)")]
     MissingKeyId,
     /// The issuer does not publish the `kid`, even after the key set was refreshed (or a

@@ -1,10 +1,13 @@
 //! The key set, cached per execution environment and shared by its concurrent requests: fetched
-//! on first use, refreshed when a token names a key it lacks (a rotation) — but at most once a
-//! minute, so a stream of made-up `kid`s cannot turn every request into a fetch — and when it is
-//! an hour old (so a key the issuer withdrew stops working in warm environments too).
+//! on first use, refreshed when a token names a key it lacks (a rotation) — but never sooner
+//! than [`REFRESH_FLOOR`] plus up to [`REFRESH_JITTER`] after the last fetch began, so a flood of
+//! made-up `kid`s costs at most 30 fetches a minute, not one per request — and when it is
+//! [`MAX_AGE`] old (so a key the issuer withdrew stops working in warm environments too).
 //!
 //! Requests that find their key never wait for a fetch; requests that need one wait for the
-//! single fetch in flight and share its result, instead of each fetching.
+//! single fetch in flight and share its result, instead of each fetching. A request whose key is
+//! missing while the next fetch is not yet due is refused at once, not held until it is due: a
+//! forged `kid` must not buy seconds of the function's time.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,14 +19,23 @@ use crate::error::AuthError;
 use crate::fetch::{FetchError, JwksSource};
 use crate::jwks::KeySet;
 
-/// Once a set is loaded, at most one fetch this often (for an unknown `kid` or an old set).
-pub const MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(60);
-/// Before any set has loaded, a failed fetch is retried this soon: every request is refused
-/// until one succeeds, so waiting a minute would turn a blip into a minute of 503s.
+/// After a fetch, the next may begin this long after it began (plus the jitter): a token signed
+/// with a key published a moment ago is accepted within this plus [`REFRESH_JITTER`] plus one
+/// fetch (3 s and a round trip; the fetch's deadline is 2 s), since providers such as
+/// oidc-provider and Keycloak sign with a new key as soon as they publish it.
+pub const REFRESH_FLOOR: Duration = Duration::from_secs(2);
+/// Up to this much, drawn at random per fetch, is added to the wait before the next one: the
+/// environments a flood of forged `kid`s reaches at once then do not fetch in step.
+pub const REFRESH_JITTER: Duration = Duration::from_secs(1);
+/// After a failed fetch, the next waits this long (plus the jitter): before any set has loaded
+/// every request is refused until one succeeds, so this stays short, but an issuer that is down
+/// is not asked every two seconds by every environment.
 pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(5);
-/// A set this old is refreshed by the next request (which uses the old set if the fetch fails).
-/// API Gateway documents caching keys for up to two hours; an hour keeps us inside that.
-pub const MAX_AGE: Duration = Duration::from_secs(3600);
+/// A set this old is refreshed by the next request (which uses the old set if the fetch fails):
+/// a key the issuer withdrew is refused within this, plus one fetch, in a warm environment. One
+/// fetch per environment per 5 minutes (under 0.01 per second even with a thousand warm
+/// environments) is nothing to the issuer; API Gateway documents caching keys up to two hours.
+pub const MAX_AGE: Duration = Duration::from_secs(300);
 
 #[derive(Clone)]
 struct Loaded {
@@ -33,8 +45,20 @@ struct Loaded {
 
 #[derive(Clone)]
 struct Attempt {
-    at: Instant,
     failure: Option<FetchError>,
+    /// When the next fetch may begin.
+    next: Instant,
+}
+
+impl Attempt {
+    fn due(&self) -> bool {
+        Instant::now() >= self.next
+    }
+}
+
+/// A random share of [`REFRESH_JITTER`] (fastrand: the SDK's retry jitter already links it).
+fn jitter() -> Duration {
+    REFRESH_JITTER.mul_f64(fastrand::f64())
 }
 
 /// The cache. Without a source (keys given inline) it never fetches.
@@ -112,16 +136,11 @@ impl KeyCache {
         // Read after the lock: the fetch we may have waited for is in it.
         let loaded = self.loaded.read().await.clone();
         if let Some(a) = last.as_ref() {
-            let interval = if loaded.is_some() {
-                MIN_REFRESH_INTERVAL
-            } else {
-                RETRY_AFTER_FAILURE
-            };
-            if a.at.elapsed() < interval {
+            if !a.due() {
                 return match (&loaded, &a.failure) {
-                    // Fetched within the minute (perhaps the fetch we waited for): the set
-                    // has the kid, or the issuer does not publish it, or it is too soon to
-                    // ask again (which is the point).
+                    // Fetched a moment ago (perhaps the fetch we waited for): the set has the
+                    // kid, or the issuer does not publish it, or it is too soon to ask again
+                    // (which is the point).
                     (Some(l), _) => Ok(l.set.clone()),
                     (None, Some(failure)) => Err(AuthError::Unavailable(failure.clone())),
                     // Unreachable: a success leaves a set loaded. Refuse rather than assume.
@@ -147,7 +166,7 @@ impl KeyCache {
                 return l.set.clone();
             }
         }
-        if matches!(last.as_ref(), Some(a) if a.at.elapsed() < MIN_REFRESH_INTERVAL) {
+        if matches!(last.as_ref(), Some(a) if !a.due()) {
             return old.set;
         }
         self.fetch(source, &mut last).await.unwrap_or(old.set)
@@ -171,14 +190,17 @@ impl KeyCache {
                     set: set.clone(),
                     at,
                 });
-                *last = Some(Attempt { at, failure: None });
+                *last = Some(Attempt {
+                    failure: None,
+                    next: at + REFRESH_FLOOR + jitter(),
+                });
                 Ok(set)
             }
             Err(failure) => {
                 tracing::warn!(error = %failure, "JWKS fetch failed");
                 *last = Some(Attempt {
-                    at,
                     failure: Some(failure.clone()),
+                    next: at + RETRY_AFTER_FAILURE + jitter(),
                 });
                 Err(failure)
             }

@@ -12,11 +12,13 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Modules, one job each: [`config`] (the environment), [`jwks`] (which published keys are
-//! usable), [`keys`] (the per-environment cache and when it refreshes), [`fetch`] (the HTTPS
-//! fetch), [`verify`] (the rules), [`error`] (the refusals).
+//! Modules, one job each: [`config`] (the environment), [`discovery`] (where the issuer's keys
+//! are, as API Gateway finds them), [`jwks`] (which published keys are usable), [`keys`] (the
+//! per-environment cache and when it refreshes), [`fetch`] (the HTTPS fetch), [`verify`] (the
+//! rules), [`error`] (the refusals).
 
 pub mod config;
+pub mod discovery;
 pub mod error;
 pub mod fetch;
 pub mod jwks;
@@ -25,7 +27,8 @@ pub mod keys;
 pub mod testing;
 pub mod verify;
 
-pub use config::{Config, ConfigError, KeysFrom};
+pub use config::{Config, ConfigError, KeysFrom, TokenType};
+pub use discovery::DiscoveredJwks;
 pub use error::AuthError;
 pub use fetch::{BoxFuture, FetchError, HttpJwks, JwksSource};
 pub use jwks::KeySet;

@@ -8,7 +8,8 @@ use jsonwebtoken::{Algorithm, Validation};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::config::{Config, ConfigError, KeysFrom};
+use crate::config::{Config, ConfigError, KeysFrom, TokenType};
+use crate::discovery::DiscoveredJwks;
 use crate::error::AuthError;
 use crate::fetch::{HttpJwks, JwksSource};
 use crate::jwks::KeySet;
@@ -31,6 +32,7 @@ pub struct Verifier {
     issuer: String,
     audience: String,
     keys: KeyCache,
+    token_type: TokenType,
     rs256: Validation,
     es256: Validation,
 }
@@ -41,6 +43,7 @@ struct Header {
     alg: String,
     kid: Option<String>,
     crit: Option<Value>,
+    typ: Option<Value>,
 }
 
 impl Verifier {
@@ -51,10 +54,19 @@ impl Verifier {
 
     pub fn new(config: Config) -> Self {
         let keys = match config.keys {
+            KeysFrom::Discovery(url) => {
+                KeyCache::fetched(Box::new(DiscoveredJwks::new(config.issuer.clone(), url)))
+            }
             KeysFrom::Url(url) => KeyCache::fetched(Box::new(HttpJwks::new(url))),
             KeysFrom::Inline(set) => KeyCache::inline(set),
         };
-        Self::with_keys(config.issuer, config.audience, keys)
+        Self::with_keys(config.issuer, config.audience, keys).accepting(config.token_type)
+    }
+
+    /// Which token types to accept ([`TokenType::Any`] unless told).
+    pub fn accepting(mut self, token_type: TokenType) -> Self {
+        self.token_type = token_type;
+        self
     }
 
     /// Keys from any source: a fake one in tests.
@@ -84,6 +96,7 @@ impl Verifier {
             issuer,
             audience,
             keys,
+            token_type: TokenType::Any,
             rs256: validation(Algorithm::RS256),
             es256: validation(Algorithm::ES256),
         }
@@ -117,6 +130,10 @@ impl Verifier {
         };
         if header.crit.is_some() {
             return Err(AuthError::CriticalHeader);
+        }
+        // Before any key is looked up, so an ID token costs no fetch either.
+        if self.token_type == TokenType::AccessToken && !is_access_token(header.typ.as_ref()) {
+            return Err(AuthError::WrongTokenType);
         }
         // API Gateway requires a kid; so do we (no guessing among the issuer's keys).
         let kid = header.kid.ok_or(AuthError::MissingKeyId)?;
@@ -207,6 +224,14 @@ fn validation(alg: Algorithm) -> Validation {
     v
 }
 
+/// RFC 9068 §4: `at+jwt`, or the full media type `application/at+jwt`; media types compare
+/// without regard to case (RFC 2045).
+fn is_access_token(typ: Option<&Value>) -> bool {
+    typ.and_then(Value::as_str).is_some_and(|t| {
+        t.eq_ignore_ascii_case("at+jwt") || t.eq_ignore_ascii_case("application/at+jwt")
+    })
+}
+
 fn read_header(token: &str) -> Result<Header, AuthError> {
     let mut parts = token.split('.');
     let (Some(header), Some(_), Some(_), None) =
@@ -249,6 +274,16 @@ mod tests {
         assert_eq!(bearer(Some("a.b.c")), Ok("a.b.c"));
         for missing in [None, Some(""), Some("Bearer "), Some("Basic dTpw")] {
             assert_eq!(bearer(missing), Err(AuthError::MissingToken), "{missing:?}");
+        }
+    }
+
+    #[test]
+    fn an_access_token_says_so_in_its_typ() {
+        for yes in ["at+jwt", "AT+JWT", "application/at+jwt"] {
+            assert!(is_access_token(Some(&Value::from(yes))), "{yes}");
+        }
+        for no in [Some(Value::from("JWT")), Some(Value::from(1)), None] {
+            assert!(!is_access_token(no.as_ref()), "{no:?}");
         }
     }
 

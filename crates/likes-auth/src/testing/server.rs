@@ -1,5 +1,6 @@
 //! A JWKS endpoint on 127.0.0.1 that counts the requests it answers; what it serves can be
-//! changed while it runs (a key rotation, an outage).
+//! changed while it runs (a key rotation, an outage). It can also serve an OpenID discovery
+//! document at `/.well-known/openid-configuration`, counted apart.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -22,7 +23,13 @@ struct State {
     hits: AtomicUsize,
     /// Never answer (for the fetch timeout).
     hang: std::sync::atomic::AtomicBool,
+    /// The discovery document's answer (404 until one is set), and its requests.
+    discovery: Mutex<(StatusCode, String)>,
+    discovery_hits: AtomicUsize,
 }
+
+/// Where the discovery document is served.
+pub const DISCOVERY_PATH: &str = "/.well-known/openid-configuration";
 
 /// The server; stops when dropped or [`JwksServer::stop`]ped.
 pub struct JwksServer {
@@ -40,15 +47,18 @@ impl JwksServer {
             answer: Mutex::new((StatusCode::OK, body)),
             hits: AtomicUsize::new(0),
             hang: Default::default(),
+            discovery: Mutex::new((StatusCode::NOT_FOUND, "{}".into())),
+            discovery_hits: AtomicUsize::new(0),
         });
         let shared = state.clone();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let state = shared.clone();
                 tokio::spawn(async move {
-                    let service = service_fn(move |_request| {
+                    let service = service_fn(move |request: http::Request<_>| {
                         let state = state.clone();
-                        async move { Ok::<_, Infallible>(state.respond().await) }
+                        let discovery = request.uri().path() == DISCOVERY_PATH;
+                        async move { Ok::<_, Infallible>(state.respond(discovery).await) }
                     });
                     // A connection's failure is the client's business (it sees it).
                     let _ = http1::Builder::new()
@@ -65,9 +75,39 @@ impl JwksServer {
         format!("http://{}/.well-known/jwks.json", self.addr)
     }
 
-    /// Requests received so far.
+    /// Requests received so far (but for the discovery document's).
     pub fn hits(&self) -> usize {
         self.state.hits.load(Ordering::SeqCst)
+    }
+
+    /// The issuer's URL whose discovery document this server serves (plain http, loopback).
+    pub fn issuer(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Serve a discovery document naming `issuer` and `jwks_uri` from now on.
+    pub fn discover(&self, issuer: &str, jwks_uri: &str) {
+        let document = serde_json::json!({
+            "issuer": issuer,
+            "jwks_uri": jwks_uri,
+            "authorization_endpoint": format!("{issuer}/auth"),
+            "id_token_signing_alg_values_supported": ["RS256", "ES256"],
+        });
+        self.answer_discovery(StatusCode::OK, document.to_string());
+    }
+
+    /// Answer the discovery document's requests with `status` and `body` from now on.
+    pub fn answer_discovery(&self, status: StatusCode, body: String) {
+        *self
+            .state
+            .discovery
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = (status, body);
+    }
+
+    /// Requests for the discovery document so far.
+    pub fn discovery_hits(&self) -> usize {
+        self.state.discovery_hits.load(Ordering::SeqCst)
     }
 
     /// Serve `body` from now on (200).
@@ -104,13 +144,17 @@ impl Drop for JwksServer {
 }
 
 impl State {
-    async fn respond(&self) -> Response<Full<Bytes>> {
-        self.hits.fetch_add(1, Ordering::SeqCst);
+    async fn respond(&self, discovery: bool) -> Response<Full<Bytes>> {
+        let (hits, answer) = if discovery {
+            (&self.discovery_hits, &self.discovery)
+        } else {
+            (&self.hits, &self.answer)
+        };
+        hits.fetch_add(1, Ordering::SeqCst);
         if self.hang.load(Ordering::SeqCst) {
             std::future::pending::<()>().await;
         }
-        let (status, body) = self
-            .answer
+        let (status, body) = answer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
