@@ -125,6 +125,28 @@ fn each_front_door_is_whole_and_only_one_exists() {
         ("UseFunctionUrl", Some("jwt"), Some("authorizer"))
     );
     assert_eq!(reference(&env["LIKES_JWT_ISSUER"]), Some("JwtIssuer"));
+    // Nothing but the issuer is needed to find the keys (discovery); the rest are choices,
+    // and only the function's: the template refuses them behind API Gateway.
+    assert_eq!(reference(&env["LIKES_JWKS_URL"]), Some("JwksUrl"));
+    assert_eq!(
+        reference(&env["LIKES_JWT_TOKEN_TYPE"]),
+        Some("JwtTokenType")
+    );
+    assert!(env.get("LIKES_JWKS").is_none(), "no inline keys by default");
+    let params = &root["Parameters"];
+    assert_eq!(params["JwksUrl"]["Default"].as_str(), Some(""));
+    assert_eq!(params["JwtTokenType"]["Default"].as_str(), Some("any"));
+    let rule = &root["Rules"]["FunctionUrlTokenSettings"];
+    let guarded: BTreeSet<&str> = rule["Assertions"]
+        .as_sequence()
+        .expect("assertions")
+        .iter()
+        .filter_map(|a| match &a["Assert"] {
+            serde_yaml::Value::Tagged(t) if t.tag == "Equals" => reference(&t.value[0]),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(guarded, BTreeSet::from(["JwksUrl", "JwtTokenType"]));
     // One URL output either way; the API alarms follow the door.
     let (cond, _, _) = if_parts(&root["Outputs"]["ApiUrl"]["Value"]);
     assert_eq!(cond, "UseHttpApi");

@@ -8,6 +8,7 @@ pub mod events;
 pub mod lab;
 pub mod linear;
 pub mod linear_single;
+pub mod oidc;
 pub mod props;
 pub mod sdk_faults;
 pub mod stream;

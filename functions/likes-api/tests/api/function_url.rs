@@ -17,12 +17,12 @@ use serde_json::{json, Value};
 const ISSUER: &str = "https://issuer.example";
 const AUDIENCE: &str = "likes-web";
 
-fn binary() -> PathBuf {
+pub(crate) fn binary() -> PathBuf {
     fake_runtime::binary_under_test("LIKES_LAMBDA_BIN", env!("CARGO_BIN_EXE_likes-api"))
 }
 
 /// A function URL event (payload 2.0, as Lambda sends it): no authorizer, the URL's own domain.
-fn url_event(method: &str, raw_path: &str, authorization: Option<&str>) -> Value {
+pub(crate) fn url_event(method: &str, raw_path: &str, authorization: Option<&str>) -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../events/like.json");
     let mut e: Value =
         serde_json::from_str(&std::fs::read_to_string(path).expect("sample event")).expect("JSON");
@@ -45,7 +45,7 @@ fn url_event(method: &str, raw_path: &str, authorization: Option<&str>) -> Value
     e
 }
 
-async fn invoke(rt: &FakeRuntime, f: &Function, event: Value) -> (i64, Value, Value) {
+pub(crate) async fn invoke(rt: &FakeRuntime, f: &Function, event: Value) -> (i64, Value, Value) {
     let id = rt.push(event);
     match rt.outcome(&id, Duration::from_secs(30)).await {
         Some(Outcome::Response(v)) => {
@@ -69,7 +69,7 @@ fn env(t: &Tables, jwks_url: &str) -> Vec<(&'static str, String)> {
     env
 }
 
-fn bearer(t: &str) -> String {
+pub(crate) fn bearer(t: &str) -> String {
     format!("Bearer {t}")
 }
 
