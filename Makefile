@@ -1,4 +1,4 @@
-.PHONY: chaos mutants test unit api-fuzz dev token lint lint-template fmt build bench smoke
+.PHONY: chaos mutants test unit api-fuzz dev token oidc lint lint-template fmt build bench smoke
 
 # Every test: unit, integration (against moto, which this starts and stops), end-to-end, and
 # the spec-driven HTTP fuzz, suite by suite, with the time each took (tests/scripts/suites.py).
@@ -41,6 +41,12 @@ lint:
 	cargo clippy --workspace --all-targets -- -D warnings
 
 # template.yaml: valid SAM, cfn-lint clean on the translated template, least-privilege roles.
+# A real OpenID provider on 127.0.0.1 (node-oidc-provider, the tests' own, tests/oidc), for
+# `LIKES_AUTH=jwt make dev`; docs/local.md shows how to get its tokens. OIDC_PORT (3100).
+oidc:
+	tests/scripts/oidc-install.sh
+	node tests/oidc/provider.mjs $(or $(OIDC_PORT),3100)
+
 lint-template:
 	infra/scripts/lint-template.sh
 

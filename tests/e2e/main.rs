@@ -11,6 +11,7 @@ mod events;
 mod http_api;
 mod limits;
 mod reactions;
+mod real_provider;
 mod roles;
 mod shards;
 mod smoke;

@@ -137,6 +137,9 @@ def main():
     if missing:
         sys.exit("suites: no suite runs these test targets; add them to tests/scripts/suites.py:\n  "
                  + "\n  ".join(missing))
+    # The api suite's real OpenID provider (npm, pinned): a no-op once installed.
+    if subprocess.run([str(ROOT / "tests/scripts/oidc-install.sh")], cwd=ROOT).returncode != 0:
+        sys.exit("suites: the test OpenID provider could not be installed (tests/scripts/oidc-install.sh)")
     started = time.monotonic()
     # `--tests` (not `--all-targets`) leaves out the binaries whose `test = false`, `main` only;
     # `--bench '*'` the bench targets alone (`--benches` would build every lib and bin again, as

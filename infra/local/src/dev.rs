@@ -54,6 +54,11 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         Some(_) => settings.allowed_origins.clone().with(demo_origin.clone()),
         None => settings.allowed_origins.clone(),
     };
+    // Before the emulator: a wrong issuer or audience stops `make dev` at once.
+    let own_auth = match settings.function_auth {
+        true => Some(function_auth().await?),
+        false => None,
+    };
     // Keep the child alive for the whole run; dropping it stops the emulator.
     let (_emulator, endpoint) = match &settings.endpoint {
         Some(e) => (None, e.clone()),
@@ -213,30 +218,37 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             .ok_or_else(|| LocalError::Setup("LIKES_LIKER_ID_KEY is not usable".into()))?,
     };
     setup::ensure_table(&dynamo, &MARKERS, &settings.markers_table).await?;
+    let mut app = likes_api::App::with_cache(
+        DynamoLikes::new(api_dynamo.clone(), &settings.likes_table)
+            .with_markers(Some(&settings.markers_table)),
+        DynamoCounts::new(api_dynamo, &settings.counts_table),
+        likes_api::CountCache::new(settings.tuning.count_cache),
+    )
+    .with_erase_queue(jobs)
+    .with_erasure_requests(erasures)
+    .with_limits(settings.limits)
+    .with_reactions(settings.reactions.clone())
+    .with_liker_ids(liker_ids);
+    let authorizer = if let Some(auth) = own_auth {
+        app = app.with_auth(auth);
+        None
+    } else {
+        tracing::info!(
+            "JWT authorizer: HS256, issuer {:?}, audience {:?} (`make token USER=<id>` issues one)",
+            settings.auth.issuer,
+            settings.auth.audience
+        );
+        Some(settings.auth.clone())
+    };
     let gateway = Arc::new(gateway::Gateway {
-        app: likes_api::App::with_cache(
-            DynamoLikes::new(api_dynamo.clone(), &settings.likes_table)
-                .with_markers(Some(&settings.markers_table)),
-            DynamoCounts::new(api_dynamo, &settings.counts_table),
-            likes_api::CountCache::new(settings.tuning.count_cache),
-        )
-        .with_erase_queue(jobs)
-        .with_erasure_requests(erasures)
-        .with_limits(settings.limits)
-        .with_reactions(settings.reactions.clone())
-        .with_liker_ids(liker_ids),
-        auth: settings.auth.clone(),
+        app,
+        auth: authorizer,
         cors: cors.clone(),
         ready,
         stats: report.clone(),
         events: Arc::clone(&feed),
         lab: roles.lab.clone(),
     });
-    tracing::info!(
-        "JWT authorizer: HS256, issuer {:?}, audience {:?} (`make token USER=<id>` issues one)",
-        settings.auth.issuer,
-        settings.auth.audience
-    );
     tracing::info!(
         "likes API on http://127.0.0.1:{} (ready in {:.1}s); Ctrl-C stops everything",
         settings.port,
@@ -330,4 +342,22 @@ async fn shutdown_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// `LIKES_AUTH=jwt`: the function's own verifier, configured as on Lambda (docs/auth.md), its
+/// keys fetched now so that a wrong issuer is reported at start, not on the first request.
+async fn function_auth() -> Result<likes_api::Auth, LocalError> {
+    let verifier = likes_auth::Verifier::from_env()
+        .map_err(|e| LocalError::Setup(format!("LIKES_AUTH=jwt: {e}")))?;
+    verifier.prefetch().await.map_err(|e| {
+        LocalError::Setup(format!(
+            "LIKES_AUTH=jwt: the issuer's keys: {e} ({})",
+            std::error::Error::source(&e).map_or(String::new(), ToString::to_string)
+        ))
+    })?;
+    tracing::info!(
+        "no authorizer: the API verifies bearer tokens itself (LIKES_AUTH=jwt), issuer {:?}",
+        std::env::var("LIKES_JWT_ISSUER").unwrap_or_default()
+    );
+    Ok(likes_api::Auth::Function(Box::new(verifier)))
 }

@@ -30,6 +30,10 @@ pub struct Settings {
     pub endpoint: Option<String>,
     /// What the local JWT authorizer accepts, and `make token` issues.
     pub auth: jwt::Authorizer,
+    /// `LIKES_AUTH=jwt`: no local authorizer; the API verifies bearer tokens itself, as behind a
+    /// function URL, against a real provider's keys (`LIKES_JWT_ISSUER`, found by discovery;
+    /// `LIKES_JWT_AUDIENCE`; docs/auth.md). Default `authorizer`.
+    pub function_auth: bool,
     pub likes_table: String,
     pub counts_table: String,
     /// Test hook: the aggregator's first N writes fail, to exercise redelivery.
@@ -93,6 +97,17 @@ impl Settings {
                 issuer: var("LIKES_JWT_ISSUER").unwrap_or_else(|| jwt::DEFAULT_ISSUER.to_owned()),
                 audience: var("LIKES_JWT_AUDIENCE")
                     .unwrap_or_else(|| jwt::DEFAULT_AUDIENCE.to_owned()),
+            },
+            function_auth: match var("LIKES_AUTH").as_deref() {
+                None | Some("authorizer") => false,
+                Some("jwt") => true,
+                Some(other) => {
+                    return Err(SettingsError::Invalid {
+                        name: "LIKES_AUTH",
+                        value: other.to_owned(),
+                        what: "authorizer or jwt",
+                    })
+                }
             },
             likes_table: var("LIKES_TABLE_NAME").unwrap_or_else(|| "likes".to_owned()),
             counts_table: var("COUNTS_TABLE_NAME").unwrap_or_else(|| "counts".to_owned()),
