@@ -40,13 +40,13 @@ lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 
-# template.yaml: valid SAM, cfn-lint clean on the translated template, least-privilege roles.
 # A real OpenID provider on 127.0.0.1 (node-oidc-provider, the tests' own, tests/oidc), for
 # `LIKES_AUTH=jwt make dev`; docs/local.md shows how to get its tokens. OIDC_PORT (3100).
 oidc:
 	tests/scripts/oidc-install.sh
 	node tests/oidc/provider.mjs $(or $(OIDC_PORT),3100)
 
+# template.yaml: valid SAM, cfn-lint clean on the translated template, least-privilege roles.
 lint-template:
 	infra/scripts/lint-template.sh
 

@@ -16,7 +16,7 @@ use http::Uri;
 use serde::Deserialize;
 use tokio::time::Instant;
 
-use crate::fetch::{fetchable, BoxFuture, FetchError, HttpGet, JwksSource};
+use crate::fetch::{fetchable, BoxFuture, FetchError, HttpGet, JwksSource, FETCH_TIMEOUT};
 
 /// How long a discovered `jwks_uri` is used before discovery is read again.
 pub const REDISCOVER_AFTER: Duration = Duration::from_secs(3600);
@@ -64,11 +64,11 @@ impl DiscoveredJwks {
         &self.discovery
     }
 
-    fn kept(&self) -> Option<Uri> {
+    /// The kept `jwks_uri`, and whether it is still fresh.
+    fn kept(&self) -> Option<(Uri, bool)> {
         let kept = self.jwks_uri.lock().unwrap_or_else(PoisonError::into_inner);
         kept.as_ref()
-            .filter(|(_, at)| at.elapsed() < REDISCOVER_AFTER)
-            .map(|(uri, _)| uri.clone())
+            .map(|(uri, at)| (uri.clone(), at.elapsed() < REDISCOVER_AFTER))
     }
 
     /// Reads the discovery document: its `issuer` must be ours, exactly (§4.3: otherwise the
@@ -85,8 +85,7 @@ impl DiscoveredJwks {
         let named = document
             .jwks_uri
             .ok_or_else(|| FetchError::Discovery("names no jwks_uri".into()))?;
-        let uri = fetchable(&named)
-            .map_err(|why| FetchError::Discovery(format!("has a jwks_uri that {why}")))?;
+        let uri = jwks_uri(&self.discovery, &named).map_err(FetchError::Discovery)?;
         tracing::info!(jwks_uri = %uri, "discovered the issuer's JWKS URL");
         *self.jwks_uri.lock().unwrap_or_else(PoisonError::into_inner) =
             Some((uri.clone(), Instant::now()));
@@ -94,9 +93,21 @@ impl DiscoveredJwks {
     }
 
     async fn keys(&self) -> Result<Vec<u8>, FetchError> {
-        let Some(kept) = self.kept() else {
-            let uri = self.discover().await?;
-            return self.http.get(&uri).await;
+        let kept = match self.kept() {
+            None => {
+                let uri = self.discover().await?;
+                return self.http.get(&uri).await;
+            }
+            Some((uri, true)) => uri,
+            // An hour old: ask discovery again, but if only discovery is down, the keys are
+            // most likely still where they were.
+            Some((uri, false)) => match self.discover().await {
+                Ok(fresh) => return self.http.get(&fresh).await,
+                Err(e) => {
+                    tracing::warn!(error = %e, "discovery failed; fetching the keys from the last jwks_uri");
+                    uri
+                }
+            },
         };
         match self.http.get(&kept).await {
             // An error status says the keys are not (or no longer) there: the provider may have
@@ -116,14 +127,53 @@ impl DiscoveredJwks {
 }
 
 impl JwksSource for DiscoveredJwks {
+    /// Discovery and keys together within the one deadline a fetch has (each GET has it too):
+    /// requests may be waiting on it.
     fn fetch(&self) -> BoxFuture<'_, Result<Vec<u8>, FetchError>> {
-        Box::pin(self.keys())
+        Box::pin(async move {
+            tokio::time::timeout(FETCH_TIMEOUT, self.keys())
+                .await
+                .map_err(|_| FetchError::Timeout(FETCH_TIMEOUT))?
+        })
     }
+}
+
+/// The `jwks_uri` a discovery document at `discovery` may name: https; plain http to a loopback
+/// host only when the document itself came over plain http from loopback (tests, `make dev`),
+/// so that an https issuer's document cannot point the function at its own loopback services
+/// (the Lambda Runtime API listens there).
+fn jwks_uri(discovery: &Uri, named: &str) -> Result<Uri, String> {
+    let uri = fetchable(named).map_err(|why| format!("has a jwks_uri that {why}"))?;
+    let plain = |u: &Uri| u.scheme() == Some(&http::uri::Scheme::HTTP);
+    if plain(&uri) && !plain(discovery) {
+        return Err("has a plain http jwks_uri, but the issuer is https".into());
+    }
+    Ok(uri)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_https_issuer_names_https_keys() {
+        let https: Uri = "https://issuer.example/.well-known/openid-configuration"
+            .parse()
+            .unwrap();
+        let http: Uri = "http://127.0.0.1:8/.well-known/openid-configuration"
+            .parse()
+            .unwrap();
+        assert!(jwks_uri(&https, "https://keys.example/jwks").is_ok());
+        for bad in [
+            "http://127.0.0.1:9001/2018-06-01/runtime/invocation/next",
+            "http://localhost/jwks",
+            "http://keys.example/jwks",
+        ] {
+            assert!(jwks_uri(&https, bad).is_err(), "{bad}");
+        }
+        assert!(jwks_uri(&http, "http://127.0.0.1:8/jwks").is_ok());
+        assert!(jwks_uri(&http, "http://keys.example/jwks").is_err());
+    }
 
     #[test]
     fn the_document_is_at_the_issuers_well_known_path() {

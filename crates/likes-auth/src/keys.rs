@@ -4,8 +4,9 @@
 //! made-up `kid`s costs at most 30 fetches a minute, not one per request — and when it is
 //! [`MAX_AGE`] old (so a key the issuer withdrew stops working in warm environments too).
 //!
-//! Requests that find their key never wait for a fetch; requests that need one wait for the
-//! single fetch in flight and share its result, instead of each fetching. A request whose key is
+//! Requests that find their key never wait for a fetch (but for the one request per environment
+//! that finds the set old, which refreshes it); requests that need one wait for the single fetch
+//! in flight and share its result, instead of each fetching. A request whose key is
 //! missing while the next fetch is not yet due is refused at once, not held until it is due: a
 //! forged `kid` must not buy seconds of the function's time.
 
@@ -138,13 +139,17 @@ impl KeyCache {
         if let Some(a) = last.as_ref() {
             if !a.due() {
                 return match (&loaded, &a.failure) {
+                    // The last fetch failed a moment ago: the key may well be published, so
+                    // the server's problem (503, retry), not the token's.
+                    (_, Some(failure)) => Err(AuthError::Unavailable(failure.clone())),
                     // Fetched a moment ago (perhaps the fetch we waited for): the set has the
                     // kid, or the issuer does not publish it, or it is too soon to ask again
                     // (which is the point).
-                    (Some(l), _) => Ok(l.set.clone()),
-                    (None, Some(failure)) => Err(AuthError::Unavailable(failure.clone())),
-                    // Unreachable: a success leaves a set loaded. Refuse rather than assume.
-                    (None, None) => Err(AuthError::UnknownKey),
+                    (Some(l), None) => Ok(l.set.clone()),
+                    // A fetch began but never finished (its request was dropped).
+                    (None, None) => Err(AuthError::Unavailable(FetchError::Request(
+                        "the last fetch did not finish".into(),
+                    ))),
                 };
             }
         }
@@ -179,6 +184,11 @@ impl KeyCache {
         last: &mut Option<Attempt>,
     ) -> Result<Arc<KeySet>, FetchError> {
         let at = Instant::now();
+        // Noted before the await: a request dropped mid-fetch still counts against the floor.
+        *last = Some(Attempt {
+            failure: None,
+            next: at + REFRESH_FLOOR + jitter(),
+        });
         let result = source.fetch().await.and_then(|body| {
             KeySet::parse(&body).map_err(|e| FetchError::Unreadable(e.to_string()))
         });

@@ -62,6 +62,15 @@ async fn the_keys_are_found_at_the_jwks_uri_the_issuer_publishes() {
     pass(REDISCOVER_AFTER).await;
     v.verify(&next).await.expect("after the refresh");
     assert_eq!((server.discovery_hits(), server.hits()), (2, 3));
+
+    // Another hour, and discovery is down: the keys are fetched where they were, and a key
+    // rotated to meanwhile is found there.
+    server.answer_discovery(http::StatusCode::SERVICE_UNAVAILABLE, "{}".into());
+    server.serve(testing::jwks(&[&keys().rsa_next, &keys().ec]));
+    pass(REDISCOVER_AFTER).await;
+    let ec = token_from(&issuer, &keys().ec);
+    assert_eq!(v.verify(&ec).await.map(|v| v.sub), Ok(SUB.into()));
+    assert_eq!((server.discovery_hits(), server.hits()), (3, 4));
 }
 
 #[tokio::test]

@@ -173,6 +173,11 @@ async fn a_failed_refresh_keeps_the_set_it_had() {
     let refused = v.verify(&with_kid("new")).await.unwrap_err();
     assert!(refused.is_unavailable(), "{refused:?}");
     assert_eq!(fake.fetches(), 3);
+    // Until the next fetch is due, a kid the set lacks stays the server's problem: the key may
+    // be published, and the client should retry, not give up.
+    let refused = v.verify(&with_kid("newer")).await.unwrap_err();
+    assert!(refused.is_unavailable(), "{refused:?}");
+    assert_eq!(fake.fetches(), 3);
     v.verify(&rsa).await.expect("known keys unaffected");
 }
 
