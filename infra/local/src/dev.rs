@@ -55,9 +55,10 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         None => settings.allowed_origins.clone(),
     };
     // Before the emulator: a wrong issuer or audience stops `make dev` at once.
-    let own_auth = match settings.function_auth {
-        true => Some(function_auth().await?),
-        false => None,
+    let own_auth = if settings.function_auth {
+        Some(function_auth().await?)
+    } else {
+        None
     };
     // Keep the child alive for the whole run; dropping it stops the emulator.
     let (_emulator, endpoint) = match &settings.endpoint {

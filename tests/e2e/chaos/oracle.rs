@@ -5,37 +5,13 @@
 
 use std::collections::BTreeMap;
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use likes_aws::DynamoCounts;
 use likes_core::{CountsLedger, PostBucket, PostId, BUCKETS};
-
-type Item = std::collections::HashMap<String, AttributeValue>;
-
-async fn scan(client: &aws_sdk_dynamodb::Client, table: &str) -> Vec<Item> {
-    let mut items = Vec::new();
-    let mut start = None;
-    loop {
-        let out = client
-            .scan()
-            .table_name(table)
-            .consistent_read(true)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .expect("a consistent scan");
-        items.extend(out.items.unwrap_or_default());
-        match out.last_evaluated_key {
-            Some(k) if !k.is_empty() => start = Some(k),
-            _ => break,
-        }
-    }
-    items
-}
 
 /// Like items per (post, bucket); control items (`~…` sort keys) are not likes.
 async fn liked(client: &aws_sdk_dynamodb::Client) -> BTreeMap<(String, u8), i64> {
     let mut per = BTreeMap::new();
-    for item in scan(client, "likes").await {
+    for item in likes_harness::scan(client, "likes").await {
         let text = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).cloned();
         let (Some(pb), Some(user)) = (text("post_bucket"), text("user_id")) else {
             panic!("a Likes item without its keys: {item:?}");

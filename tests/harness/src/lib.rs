@@ -160,24 +160,7 @@ impl Tables {
 
     /// Every item in a table (consistent scan): what the tests assert against.
     pub async fn scan(&self, table: &str) -> Vec<HashMap<String, AttributeValue>> {
-        let mut out = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .scan()
-                .table_name(table)
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .expect("scan");
-            out.extend(page.items.unwrap_or_default());
-            match page.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => return out,
-            }
-        }
+        scan(&self.client, table).await
     }
 
     /// (post_id, user_id) of every like in the Likes table (control items, whose sort key
@@ -378,5 +361,26 @@ where
             "{what} never showed what was written: {now:?}"
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// Every item in `table` through `client` (consistent scan, every page).
+pub async fn scan(client: &Client, table: &str) -> Vec<HashMap<String, AttributeValue>> {
+    let mut out = Vec::new();
+    let mut start = None;
+    loop {
+        let page = client
+            .scan()
+            .table_name(table)
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .expect("scan");
+        out.extend(page.items.unwrap_or_default());
+        match page.last_evaluated_key {
+            Some(k) if !k.is_empty() => start = Some(k),
+            _ => return out,
+        }
     }
 }

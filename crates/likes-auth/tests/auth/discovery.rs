@@ -3,40 +3,23 @@
 //! keys move; a document that names another issuer, or no usable `jwks_uri`, gives no keys.
 //! And the token type: with `at+jwt` an ID token is refused, before any fetch.
 
-use std::time::Duration;
-
 use jsonwebtoken::{Algorithm, Header};
 use likes_auth::config::{AUDIENCE_VAR, ISSUER_VAR, TOKEN_TYPE_VAR};
 use likes_auth::discovery::REDISCOVER_AFTER;
-use likes_auth::testing::{self, JwksServer};
-use likes_auth::{AuthError, Config, FetchError, TokenType, Verifier};
-use tokio::time;
+use likes_auth::testing::{self, pass, JwksServer};
+use likes_auth::{AuthError, FetchError, TokenType, Verifier};
 
-use crate::common::{issuer_jwks, keys, Fake, AUDIENCE, ISSUER, SUB};
-
-const REFRESH_DUE: Duration = Duration::from_secs(3);
+use crate::common::{config, issuer_jwks, keys, Fake, AUDIENCE, ISSUER, REFRESH_DUE, SUB};
 
 /// As the template configures the lean profile: the issuer and the audience, nothing else.
 fn discovering(issuer: &str, extra: &[(&str, &str)]) -> Verifier {
     let mut vars = vec![(ISSUER_VAR, issuer), (AUDIENCE_VAR, AUDIENCE)];
     vars.extend_from_slice(extra);
-    let config = Config::from_lookup(|name| {
-        vars.iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| (*v).into())
-    })
-    .expect("configuration");
-    Verifier::new(config)
+    Verifier::new(config(&vars))
 }
 
 fn token_from(issuer: &str, kid_key: &likes_auth::testing::TestKey) -> String {
     kid_key.sign(&testing::claims(issuer, AUDIENCE, SUB))
-}
-
-async fn pass(by: Duration) {
-    time::pause();
-    time::advance(by).await;
-    time::resume();
 }
 
 #[tokio::test]

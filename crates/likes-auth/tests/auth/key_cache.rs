@@ -8,35 +8,20 @@ use crate::common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{claims, inline_verifier, issuer_jwks, keys, verifier_for, Fake, AUDIENCE, ISSUER};
+use common::{
+    claims, inline_verifier, issuer_jwks, keys, verifier_for, Fake, AUDIENCE, ISSUER, MAX_AGE,
+    REFRESH_DUE, REFRESH_FLOOR, REFRESH_JITTER, RETRY_AFTER_FAILURE, RETRY_DUE,
+};
 use http::StatusCode;
 use jsonwebtoken::{Algorithm, Header};
-use likes_auth::testing::{self, JwksServer};
+use likes_auth::testing::{self, pass, JwksServer};
 use likes_auth::{AuthError, FetchError, Verifier};
 use tokio::time;
-
-// The rules' intervals, stated here rather than taken from the crate, so a changed constant
-// fails these tests instead of moving them along.
-const REFRESH_FLOOR: Duration = Duration::from_secs(2);
-const REFRESH_JITTER: Duration = Duration::from_secs(1);
-const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(5);
-const MAX_AGE: Duration = Duration::from_secs(300);
-/// A refresh is surely due this long after the last fetch began.
-const REFRESH_DUE: Duration = REFRESH_FLOOR.saturating_add(REFRESH_JITTER);
-const RETRY_DUE: Duration = RETRY_AFTER_FAILURE.saturating_add(REFRESH_JITTER);
 
 fn with_kid(kid: &str) -> String {
     let mut header = Header::new(Algorithm::RS256);
     header.kid = Some(kid.into());
     keys().rsa.sign_with(&header, &claims())
-}
-
-/// Moves the paused-or-not tokio clock on by `by`, and lets it run again (the loopback fetch
-/// is real I/O, which a paused clock would race with its own timeout).
-async fn pass(by: Duration) {
-    time::pause();
-    time::advance(by).await;
-    time::resume();
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use fake_runtime::{FakeRuntime, Function};
 use likes_auth::config::{AUDIENCE_VAR, ISSUER_VAR};
+use likes_auth::testing::pass;
 use likes_auth::{AuthError, Config, Verifier};
 use likes_harness::oidc::{kid, Alg, OidcProvider, AUDIENCE, DISCOVERY_PATH, JWKS_PATH};
 use likes_harness::Tables;
@@ -88,13 +89,6 @@ async fn a_real_providers_tokens_are_accepted_with_the_issuer_alone_and_its_rota
     );
     let likers = t.like_pairs().await.len();
     assert_eq!(likers, 3, "alice, bob and carol");
-}
-
-/// Moves the tokio clock on; the provider's I/O is real, so the clock runs again at once.
-async fn pass(by: Duration) {
-    tokio::time::pause();
-    tokio::time::advance(by).await;
-    tokio::time::resume();
 }
 
 /// The verifier the binary builds, in process, so that five minutes can pass on tokio's clock.

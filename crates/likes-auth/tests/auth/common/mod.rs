@@ -43,7 +43,18 @@ pub fn issuer_jwks() -> String {
     testing::jwks(&[&keys().rsa, &keys().ec])
 }
 
-fn config(vars: &[(&str, &str)]) -> Config {
+// The key cache's intervals, stated here rather than taken from the crate, so a changed
+// constant fails the tests instead of moving them along.
+pub const REFRESH_FLOOR: Duration = Duration::from_secs(2);
+pub const REFRESH_JITTER: Duration = Duration::from_secs(1);
+pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(5);
+pub const MAX_AGE: Duration = Duration::from_secs(300);
+/// A refresh is surely due this long after the last fetch began.
+pub const REFRESH_DUE: Duration = REFRESH_FLOOR.saturating_add(REFRESH_JITTER);
+pub const RETRY_DUE: Duration = RETRY_AFTER_FAILURE.saturating_add(REFRESH_JITTER);
+
+/// A configuration read from `vars` as the function reads its environment.
+pub fn config(vars: &[(&str, &str)]) -> Config {
     let vars: HashMap<String, String> = vars
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
