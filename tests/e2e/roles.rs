@@ -174,6 +174,20 @@ fn tour(local: &Local, setup: &Setup) -> Value {
         let (s, body) = first.join().expect("the first erase");
         assert_eq!(s, 202, "{body}");
     });
+    // A post whose Counts writes fail three attempts running: its batch fails, and the
+    // aggregator notes the post for `recount --noted` (invariant 11).
+    fault(
+        port,
+        json!({"operation": "UpdateItem", "table": "counts", "identity": "CountAggregatorFunction",
+            "times": 3, "fault": "refuse"}),
+    );
+    ok(port, "PUT", &like("p5"), &a, None);
+    wait_for_call(
+        local,
+        "CountAggregatorFunction",
+        "dynamodb:PutItem",
+        "table/counts",
+    );
     // Every admin command, as the operators' policy (Local::admin fails on a refusal); the
     // recount while likes flow on its post, so that its window has entries.
     local.admin(&["audit", "--post", "p1"]).expect("audit");
@@ -195,6 +209,9 @@ fn tour(local: &Local, setup: &Setup) -> Value {
         .admin(&["erase-post", "--post", "p2", "--yes"])
         .expect("erase-post");
     local.admin(&["backfill"]).expect("backfill");
+    local
+        .admin(&["recount", "--noted"])
+        .expect("recount --noted");
     wait_for_call(
         local,
         "EraseWorkerFunction",

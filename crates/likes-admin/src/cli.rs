@@ -62,11 +62,15 @@ pub enum Cmd {
         #[arg(long, requires = "all", value_name = "N")]
         sample: Option<usize>,
     },
-    /// Makes a post's count exact while its likes keep flowing.
+    /// Makes a post's count exact while its likes keep flowing; with --noted, every post the
+    /// aggregator noted as left unapplied by a failing batch (after a batch was given up).
     Recount {
         /// The post to recount.
-        #[arg(long, value_name = "POST_ID")]
-        post: String,
+        #[arg(long, value_name = "POST_ID", required_unless_present = "noted")]
+        post: Option<String>,
+        /// Every post the aggregator noted (its notes are cleared once each is exact).
+        #[arg(long, conflicts_with = "post")]
+        noted: bool,
     },
     /// Deletes every like of a user (an account deleted); counts follow through the stream.
     EraseUser {
@@ -120,7 +124,10 @@ pub(crate) fn check(cli: &Cli) -> Result<(), AdminError> {
         Cmd::Audit { posts, .. } => posts
             .iter()
             .try_for_each(|p| post_id("--post", p).map(|_| ())),
-        Cmd::Recount { post } | Cmd::ErasePost { post, .. } => post_id("--post", post).map(|_| ()),
+        Cmd::Recount { post, .. } => post
+            .iter()
+            .try_for_each(|p| post_id("--post", p).map(|_| ())),
+        Cmd::ErasePost { post, .. } => post_id("--post", post).map(|_| ()),
         Cmd::EraseUser { user, .. } => user_id(user).map(|_| ()),
         Cmd::Backfill { segments, .. } if !(1..=1000).contains(segments) => {
             Err(AdminError::Usage("--segments must be 1 to 1000".into()))

@@ -62,7 +62,7 @@ async fn dispatch(cli: &Cli, t: &DynamoStores) -> Result<Report, AdminError> {
         Cmd::Audit { posts, all, sample } => {
             let ids: Vec<PostId> = if *all {
                 let seed = chrono::Utc::now().timestamp() as u64;
-                audit::all_posts(&t.counts, *sample, seed).await?
+                audit::all_posts(t, *sample, seed).await?
             } else {
                 posts
                     .iter()
@@ -71,7 +71,10 @@ async fn dispatch(cli: &Cli, t: &DynamoStores) -> Result<Report, AdminError> {
             };
             audit_posts(cli, t, &ids).await
         }
-        Cmd::Recount { post } => recount_one(t, &post_id("--post", post)?).await,
+        Cmd::Recount {
+            post: Some(post), ..
+        } => recount_one(t, &post_id("--post", post)?).await,
+        Cmd::Recount { post: None, .. } => crate::noted::report(cli, t).await,
         Cmd::EraseUser { user, dry_run } => erase_one_user(cli, t, &user_id(user)?, *dry_run).await,
         Cmd::ErasePost { post, dry_run } => {
             erase_one_post(cli, t, &post_id("--post", post)?, *dry_run).await

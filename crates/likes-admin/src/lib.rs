@@ -4,7 +4,8 @@
 //!
 //! - [`audit`]: a post's count against its table, cheap first, exact where they differ;
 //! - [`recount`]: makes a post's count exact while its likes keep flowing (fences, see
-//!   `count_aggregator::fences`), one job per post at a time ([`lease`]);
+//!   `count_aggregator::fences`), one job per post at a time ([`lease`]); [`noted`]: every post
+//!   the aggregator noted as left unapplied by a failing batch;
 //! - erase a person's or a post's likes (`likes_core::erase`);
 //! - [`backfill`]: every count exact, for a table whose likes the stream never saw;
 //! - [`cli`]: the command line, parsed and checked (no I/O); [`commands`]: connects and runs each
@@ -15,6 +16,7 @@ pub mod backfill;
 pub mod cli;
 pub mod commands;
 pub mod lease;
+pub mod noted;
 pub mod recount;
 pub mod report;
 

@@ -37,6 +37,6 @@ pub use seq::{Seq, SeqNo};
 pub use store::{
     ApplyOutcome, BucketCount, BucketWrite, CountsAdmin, CountsLedger, CountsRead, Ended,
     FenceRecord, FenceWrite, LeaseState, LikerPos, LikesAdmin, LikesStore, Page, PostCounts,
-    Reacted, ReactionsStore, StoreError, UserLikePos, Window, WindowEntry,
+    Reacted, ReactionsStore, RepairNote, StoreError, UserLikePos, Window, WindowEntry,
 };
 pub use write_token::WriteToken;

@@ -49,6 +49,14 @@
 //!     `CountAnomalies`); a recount's fence so dropped is a definite point of the current
 //!     stream, so it sets the mark back to itself (conditional on the mark it found), and the
 //!     recount makes the bucket exact.
+//! 11. **A failing batch leaves a note of every post it leaves unapplied.** When a post of the
+//!     batch failed (after the SDK's retries), each post whose records are reported unapplied
+//!     (failed, or deferred by the deadline: a batch given up holds both) gets a repair note,
+//!     an item of its own beside the posts' (`likes_core::RepairNote`), before the invocation
+//!     ends. If Lambda later gives the batch up, `likes-admin recount --noted` recounts exactly
+//!     those posts, one that never got a Counts item included; a post that later succeeded is
+//!     recounted needlessly, which changes nothing. A note that cannot be written is logged
+//!     with its post (`notes`).
 //!
 //! # Why this is correct
 //!
@@ -74,6 +82,7 @@ pub mod decode;
 pub mod fences;
 pub mod group;
 pub mod marks;
+pub mod notes;
 pub mod report;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -83,7 +92,7 @@ use tokio::time::Instant;
 
 use futures::stream::{self, StreamExt};
 use likes_aws::env::Tuning;
-use likes_core::CountsLedger;
+use likes_core::{CountsLedger, PostId};
 
 use crate::apply::apply_post;
 use crate::decode::StreamEvent;
@@ -194,20 +203,21 @@ impl<C: CountsLedger> Aggregator<C> {
         let budget = self.settings.post_budget;
         // Invariant 6: bounded concurrency; one post's failure does not stop the others; no
         // post starts too close to the deadline. The check runs when a post's turn comes.
-        let results: Vec<(PostResult, bool)> = stream::iter(parsed.posts.iter())
+        let results: Vec<(&PostId, PostResult, bool)> = stream::iter(parsed.posts.iter())
             .map(|group| async move {
                 let late =
                     deadline.is_some_and(|d| d.saturating_duration_since(Instant::now()) < budget);
                 if late {
-                    (PostResult::not_started(group), true)
+                    (&group.post, PostResult::not_started(group), true)
                 } else {
-                    (apply_post(&self.counts, group).await, false)
+                    (&group.post, apply_post(&self.counts, group).await, false)
                 }
             })
             .buffer_unordered(self.settings.concurrency)
             .collect()
             .await;
-        for (r, deferred) in results {
+        let mut unapplied = Vec::new();
+        for (post, r, deferred) in results {
             report.duplicates += r.duplicates;
             report.anomalies += r.anomalies;
             report.marks_ahead += r.marks_ahead;
@@ -218,7 +228,12 @@ impl<C: CountsLedger> Aggregator<C> {
                     report.failed_posts += 1;
                 }
                 report.note_unapplied(&seq);
+                unapplied.push((post, seq));
             }
+        }
+        // Invariant 11: a failing batch notes its unapplied posts before Lambda can give it up.
+        if report.failed_posts > 0 {
+            report.noted_posts = notes::note(&self.counts, &unapplied, deadline).await;
         }
         self.totals
             .anomalies

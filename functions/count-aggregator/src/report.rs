@@ -24,6 +24,8 @@ pub struct BatchReport {
     pub anomalies: usize,
     /// Buckets found with a mark ahead of the stream (invariant 10).
     pub marks_ahead: usize,
+    /// Repair notes written for posts left unapplied (invariant 11).
+    pub noted_posts: usize,
     /// The lowest sequence number (as received) not applied, if any.
     pub checkpoint: Option<String>,
     /// The oldest record's creation time (epoch seconds), for the lag metric.
@@ -58,6 +60,7 @@ pub fn emf_line(function_name: &str, report: &BatchReport) -> String {
             ("DuplicateRecords", "Count", n(report.duplicates)),
             ("FailedPosts", "Count", n(report.failed_posts)),
             ("DeferredPosts", "Count", n(report.deferred_posts)),
+            ("RepairNotes", "Count", n(report.noted_posts)),
             ("SkippedRecords", "Count", n(report.skipped)),
             ("BatchLagMs", "Milliseconds", report.lag_ms()),
         ],

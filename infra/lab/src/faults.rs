@@ -115,6 +115,13 @@ impl Faults {
         struck
     }
 
+    /// Disarms every rule.
+    pub(crate) fn clear(&self) {
+        if let Ok(mut armed) = self.0.lock() {
+            armed.clear();
+        }
+    }
+
     /// The fault that strikes `call`, if any (the first armed rule that matches and has one
     /// left).
     pub(crate) fn strike(&self, call: &Call) -> Option<Fault> {

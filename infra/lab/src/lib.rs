@@ -153,6 +153,11 @@ impl Lab {
     pub fn add_fault(&self, rule: FaultRule) -> Arc<std::sync::atomic::AtomicUsize> {
         self.shared.faults.add(rule)
     }
+
+    /// Disarms every fault rule (an outage that ends).
+    pub fn clear_faults(&self) {
+        self.shared.faults.clear();
+    }
 }
 
 /// The identities the lab knows, as the template names them (each function's execution role is

@@ -81,7 +81,11 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     setup::ensure_table(&dynamo, &LIKES, &settings.likes_table).await?;
     setup::ensure_table(&dynamo, &COUNTS, &settings.counts_table).await?;
     let stream_arn = setup::stream_arn(&dynamo, &settings.likes_table).await?;
-    let config = MappingConfig::from_template().map_err(|e| LocalError::Setup(e.to_string()))?;
+    let mut config =
+        MappingConfig::from_template().map_err(|e| LocalError::Setup(e.to_string()))?;
+    if let Some(n) = settings.max_retries {
+        config.max_retries = n;
+    }
     let admin_sqs = aws_sdk_sqs::Client::new(&conf);
     let destination = SqsDestination::create(
         &admin_sqs,

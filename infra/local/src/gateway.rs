@@ -115,6 +115,10 @@ impl<L: ReactionsStore + 'static, C: CountsRead + 'static> Gateway<L, C> {
         if path == "/_local/lab" {
             return json(200, crate::lab::report(&self.lab));
         }
+        if path == "/_local/lab/faults" && parts.method == http::Method::DELETE {
+            self.lab.clear_faults();
+            return json(200, json!({"armed": false}));
+        }
         if path == "/_local/lab/faults" && parts.method == http::Method::POST {
             let raw = Limited::new(body, 64 * 1024).collect().await;
             let rule = raw

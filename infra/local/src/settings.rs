@@ -38,6 +38,9 @@ pub struct Settings {
     pub counts_table: String,
     /// Test hook: the aggregator's first N writes fail, to exercise redelivery.
     pub fail_first_writes: usize,
+    /// The aggregator mapping's `MaximumRetryAttempts` instead of the template's 100: a
+    /// given-up batch and its runbook rehearsed in seconds (`LIKES_LOCAL_MAX_RETRIES`).
+    pub max_retries: Option<u32>,
     /// Test hook: seeded faults in the stream path (see `chaos`).
     pub chaos_seed: Option<u64>,
     /// Where the event source mapping keeps its checkpoints.
@@ -112,6 +115,10 @@ impl Settings {
             likes_table: var("LIKES_TABLE_NAME").unwrap_or_else(|| "likes".to_owned()),
             counts_table: var("COUNTS_TABLE_NAME").unwrap_or_else(|| "counts".to_owned()),
             fail_first_writes: parsed("LIKES_LOCAL_FAIL_FIRST_WRITES", "a number", 0)?,
+            max_retries: match var("LIKES_LOCAL_MAX_RETRIES") {
+                None => None,
+                Some(_) => Some(parsed("LIKES_LOCAL_MAX_RETRIES", "a number", 0)?),
+            },
             chaos_seed: match var("LIKES_LOCAL_CHAOS") {
                 None => None,
                 Some(_) => Some(parsed("LIKES_LOCAL_CHAOS", "a number (a seed)", 0)?),

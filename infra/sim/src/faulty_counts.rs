@@ -175,6 +175,12 @@ impl<C: CountsLedger> CountsLedger for FaultyCounts<C> {
         let fault = self.next_fault(post, [bucket]);
         faulted(fault, self.inner.close_window(post, bucket, job)).await
     }
+
+    /// Never faulted: a note is another item (on DynamoDB, another partition) than the post's
+    /// whose writes the faults strike.
+    async fn note_unapplied(&self, post: &PostId, from: &str) -> Result<(), StoreError> {
+        self.inner.note_unapplied(post, from).await
+    }
 }
 
 /// Reads are never faulted: the faults are the aggregator's.

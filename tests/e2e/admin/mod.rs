@@ -6,6 +6,7 @@
 
 use crate::common;
 mod erase;
+mod given_up;
 mod reactions;
 mod recount;
 mod repairs;

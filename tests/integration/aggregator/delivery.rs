@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
-use likes_core::{bucket_of, CountsLedger, PostBucket, PostId, UserId, BUCKETS};
+use likes_core::{bucket_of, CountsAdmin, CountsLedger, PostBucket, PostId, UserId, BUCKETS};
 use likes_harness::stream::{event, seqs, Deliver, FaultPlan, Rec};
 
 use super::{count, likes_of, setup, users, BASE21};
@@ -285,4 +285,52 @@ async fn a_counts_write_that_applied_and_lost_its_answer_counts_once() {
         assert_eq!((again.checkpoint, again.anomalies), (None, 0), "{fault:?}");
         assert_eq!(count(&agg, &post).await, 9, "{fault:?}: applied twice");
     }
+}
+
+/// Invariant 11: a failing batch notes every post it leaves unapplied — here a post whose
+/// first likes those are, which has no Counts item — before it answers, so that `recount
+/// --noted` finds it if Lambda gives the batch up; noting again gives a new note (a clear of
+/// the old one then fails); a batch that applies notes nothing.
+#[tokio::test]
+async fn a_failing_batch_notes_each_post_it_leaves_unapplied() {
+    let (t, agg) = setup().await;
+    let admin = t.counts();
+    let (steady, first) = (PostId::new_random(), PostId::new_random());
+    let recs = likes_of(&steady, &users(3), BASE21);
+    let report = agg.deliver(&event(&recs)).await;
+    assert_eq!((report.failed_posts, report.noted_posts), (0, 0));
+    assert!(admin.repair_notes().await.expect("notes").is_empty());
+
+    let mut batch = likes_of(&first, &users(3), BASE21 + 10);
+    batch.extend(likes_of(&steady, &users(2), BASE21 + 20));
+    agg.store().set_plan(FaultPlan {
+        fail_rows: batch
+            .iter()
+            .filter(|r| r.post == first)
+            .map(Rec::row)
+            .collect(),
+        ..FaultPlan::default()
+    });
+    let report = agg.deliver(&event(&batch)).await;
+    assert_eq!((report.failed_posts, report.noted_posts), (1, 1));
+    assert_eq!(count(&agg, &steady).await, 5, "the other post applied");
+    assert!(agg.store().read_post(&first).await.expect("read").is_none());
+    let notes = admin.repair_notes().await.expect("notes");
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0].post, first);
+    assert_eq!(Some(notes[0].from.clone()), report.checkpoint);
+
+    // Lambda retries; the post fails again and is noted again: the old note no longer clears.
+    agg.deliver(&event(&batch)).await;
+    let again = admin.repair_notes().await.expect("notes");
+    assert_eq!(again.len(), 1);
+    assert_ne!(again[0].id, notes[0].id);
+    assert!(!admin.clear_note(&notes[0]).await.expect("clear"));
+    assert!(admin.clear_note(&again[0]).await.expect("clear"));
+    assert!(admin.repair_notes().await.expect("notes").is_empty());
+    assert_eq!(
+        t.scan(&t.counts_table).await.len(),
+        1,
+        "the one post's item: a cleared note is gone"
+    );
 }

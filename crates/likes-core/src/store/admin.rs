@@ -10,7 +10,7 @@ use crate::bucket::PostBucket;
 use crate::control::Phase;
 use crate::ids::PostId;
 
-use super::{CountsLedger, LeaseState, StoreError};
+use super::{CountsLedger, LeaseState, RepairNote, StoreError};
 
 /// The Likes table, as the admin tool sees it.
 pub trait LikesAdmin: Send + Sync {
@@ -152,6 +152,16 @@ pub trait CountsAdmin: CountsLedger {
         kinds: &[(String, i64)],
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
-    /// Every post id with a Counts item, as stored.
+    /// Every post id with a Counts item, as stored (repair notes are not posts).
     fn counted_posts(&self) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Every repair note the aggregator left, read consistently (a note written after the
+    /// read belongs to a batch still being retried, and is found by the next run).
+    fn repair_notes(&self) -> impl Future<Output = Result<Vec<RepairNote>, StoreError>> + Send;
+
+    /// Removes `note`, only if the post was not noted again since; false if it was.
+    fn clear_note(
+        &self,
+        note: &RepairNote,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }

@@ -156,6 +156,20 @@ impl PostCounts {
     }
 }
 
+/// A post the aggregator left uncounted in a batch it reported as failing: noted before Lambda
+/// can give the batch up, so that `likes-admin recount --noted` finds every post a given-up
+/// batch may have left wrong, even one that never got a Counts item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepairNote {
+    pub post: PostId,
+    /// When it was last noted (epoch milliseconds).
+    pub noted_ms: i64,
+    /// Unique to each time the post is noted: a clear must still find this one.
+    pub id: String,
+    /// The lowest sequence number of the post left unapplied, as received.
+    pub from: String,
+}
+
 /// The counts the API serves: eventually consistent reads.
 pub trait CountsRead: Send + Sync {
     /// The post's count, eventually consistent.
@@ -222,3 +236,11 @@ pub trait CountsLedger: Send + Sync {
         job: &str,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }
+
+    /// Notes that the post's records from `from` on were left unapplied by a failing batch
+    /// (replacing an earlier note of the post): a [`RepairNote`].
+    fn note_unapplied(
+        &self,
+        post: &PostId,
+        from: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;

@@ -32,7 +32,7 @@ use crate::write_token::WriteToken;
 pub use admin::{CountsAdmin, LikesAdmin, Window};
 pub use counts::{
     ApplyOutcome, BucketCount, BucketWrite, CountsLedger, CountsRead, Ended, FenceRecord,
-    FenceWrite, LeaseState, PostCounts, WindowEntry,
+    FenceWrite, LeaseState, PostCounts, RepairNote, WindowEntry,
 };
 pub use error::StoreError;
 pub use page::Page;

@@ -335,6 +335,9 @@ impl likes_core::CountsLedger for Broken {
     async fn close_window(&self, _: &PostId, _: u8, _: &str) -> Result<bool, StoreError> {
         Ok(false)
     }
+    async fn note_unapplied(&self, _: &PostId, _: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 #[tokio::test(start_paused = true)]

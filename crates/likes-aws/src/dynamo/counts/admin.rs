@@ -167,10 +167,20 @@ impl CountsAdmin for DynamoCounts {
         while let Some(page) = pages.next().await {
             for item in page.map_err(classify_read)?.items() {
                 if let Some(p) = item.get(PK).and_then(|v| v.as_s().ok()) {
-                    posts.push(p.clone());
+                    if !super::is_note_key(p) {
+                        posts.push(p.clone());
+                    }
                 }
             }
         }
         Ok(posts)
+    }
+
+    async fn repair_notes(&self) -> Result<Vec<likes_core::RepairNote>, StoreError> {
+        self.scan_notes().await
+    }
+
+    async fn clear_note(&self, note: &likes_core::RepairNote) -> Result<bool, StoreError> {
+        self.delete_note(note).await
     }
 }

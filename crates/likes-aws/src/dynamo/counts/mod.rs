@@ -13,6 +13,9 @@ use std::collections::{BTreeMap, HashMap};
 
 mod admin;
 mod fences;
+mod notes;
+
+pub use notes::{is_note_key, note_key};
 
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
@@ -335,6 +338,10 @@ impl CountsLedger for DynamoCounts {
         post: &PostId,
         record: &FenceRecord<'_>,
     ) -> Result<ApplyOutcome, StoreError> {
+
+    async fn note_unapplied(&self, post: &PostId, from: &str) -> Result<(), StoreError> {
+        self.put_note(post, from).await
+    }
         self.write_fence(post, record).await
     }
 

@@ -88,6 +88,14 @@ pub mod counts {
     pub const LEASE_JOB: &str = "lj";
     pub const LEASE_BEAT: &str = "lb";
     pub const LEASE_TERM: &str = "lt";
+    /// A repair note's key is `repair#<post_id>` (no post id holds a `#`, so none is a post's),
+    /// with the post, when it was noted (epoch ms), the note's own id (new each time it is
+    /// written: what a clear is conditional on) and the lowest unapplied sequence number.
+    pub const NOTE_PREFIX: &str = "repair#";
+    pub const NOTE_POST: &str = "post";
+    pub const NOTE_MS: &str = "noted_ms";
+    pub const NOTE_ID: &str = "note_id";
+    pub const NOTE_FROM: &str = "from_seq";
 }
 
 /// The events function's state (`dynamo::suppression`, `dynamo::milestones`): one item per

@@ -10,7 +10,7 @@ use crate::control::window_key;
 use crate::ids::PostId;
 use crate::store::{
     ApplyOutcome, BucketCount, BucketWrite, CountsAdmin, CountsLedger, CountsRead, Ended,
-    FenceRecord, FenceWrite, LeaseState, PostCounts, StoreError, Window, WindowEntry,
+    FenceRecord, FenceWrite, LeaseState, PostCounts, RepairNote, StoreError, Window, WindowEntry,
 };
 use crate::time::now_ts;
 
@@ -23,6 +23,8 @@ use crate::time::now_ts;
 pub struct MemoryCounts {
     items: Arc<Mutex<HashMap<PostId, PostCounts>>>,
     windows: SharedWindows,
+    /// The aggregator's repair notes (items beside the posts' on DynamoDB).
+    notes: Arc<Mutex<BTreeMap<PostId, RepairNote>>>,
 }
 
 impl MemoryCounts {
@@ -99,6 +101,23 @@ impl CountsLedger for MemoryCounts {
 
     async fn read_post(&self, post: &PostId) -> Result<Option<PostCounts>, StoreError> {
         Ok(self.read_post_now(post))
+    }
+
+    async fn note_unapplied(&self, post: &PostId, from: &str) -> Result<(), StoreError> {
+        // A fresh id for every note: a clear must see that the post was noted again.
+        static NOTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let id = NOTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut notes = self.notes.lock().map_err(|_| poisoned())?;
+        notes.insert(
+            post.clone(),
+            RepairNote {
+                post: post.clone(),
+                noted_ms: chrono::Utc::now().timestamp_millis(),
+                id: id.to_string(),
+                from: from.to_owned(),
+            },
+        );
+        Ok(())
     }
 
     async fn fence(&self, post: &PostId, r: &FenceRecord<'_>) -> Result<ApplyOutcome, StoreError> {
@@ -282,5 +301,19 @@ impl CountsAdmin for MemoryCounts {
     async fn counted_posts(&self) -> Result<Vec<String>, StoreError> {
         let items = self.items.lock().map_err(|_| poisoned())?;
         Ok(items.keys().map(|p| p.to_string()).collect())
+    }
+
+    async fn repair_notes(&self) -> Result<Vec<RepairNote>, StoreError> {
+        let notes = self.notes.lock().map_err(|_| poisoned())?;
+        Ok(notes.values().cloned().collect())
+    }
+
+    async fn clear_note(&self, note: &RepairNote) -> Result<bool, StoreError> {
+        let mut notes = self.notes.lock().map_err(|_| poisoned())?;
+        if notes.get(&note.post) != Some(note) {
+            return Ok(false);
+        }
+        notes.remove(&note.post);
+        Ok(true)
     }
 }
