@@ -2,23 +2,19 @@
 //! (invariants 4–6), publish (8), find the checkpoint and write what the accepted events
 //! decided (2, 4, 6).
 
-use std::collections::HashMap;
-
 use futures::stream::{self, StreamExt};
 use likes_aws::env::Published as Mode;
 use likes_core::bucket::fnv1a64;
 use likes_core::store::events::{
-    CountsProgress, EventBus, MilestoneState, MilestoneStore, PairState, SuppressionStore,
+    CountsProgress, EventBus, MilestoneStore, PairState, SuppressionStore,
 };
 use likes_core::stream_event::StreamEvent;
-use likes_core::Seq;
 use tokio::time::Instant;
 
-use crate::counts::{learn, Learned};
+use crate::checks::{self, PostRun};
 use crate::detail;
-use crate::milestones::{self, Announcement};
 use crate::publish::{publish, Fate, Limits, Planned};
-use crate::records::{self, Parsed, Rec};
+use crate::records::{self, Parsed};
 use crate::report::BatchReport;
 use crate::suppression::{fold, Change, Decision, Step};
 use crate::LikeEvents;
@@ -27,13 +23,6 @@ use crate::LikeEvents;
 struct PairRun {
     seen: PairState,
     steps: Vec<Step>,
-}
-
-/// A post's announcement, made for its record `by` (an index into the batch).
-struct PostRun {
-    by: usize,
-    count: i64,
-    announcement: Announcement,
 }
 
 fn lane(key: &str, user: &str) -> u64 {
@@ -114,8 +103,11 @@ where
         })
         .collect();
     let until = Instant::now() + left().map_or(rules.count_wait, |l| l.min(rules.count_wait));
-    let posts = milestone_runs(f, &parsed, until, &mut report).await;
-    let planned = plan(&parsed, &runs, &posts, rules.published, &mut report);
+    let checks = checks::run(f, &parsed, until, &mut report).await;
+    let posts = checks.posts;
+    // A held record and those after it are redelivered (`checks`): nothing of them now.
+    let stop = checks.hold.unwrap_or(parsed.records.len());
+    let planned = plan(&parsed, &runs, &posts, stop, rules.published, &mut report);
 
     let published = publish(
         &f.bus,
@@ -131,7 +123,10 @@ where
     report.failed_entries = published.count(Fate::Failed);
     report.unsent_entries = published.count(Fate::Unsent);
     report.retried_entries = published.retried;
-    let mut checkpoint = published.lowest_unpublished(&planned);
+    let mut checkpoint = match (published.lowest_unpublished(&planned), checks.hold) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
 
     // Invariant 4: each pair's state as of its records below the checkpoint.
     let writes = parsed
@@ -191,86 +186,13 @@ where
     report
 }
 
-/// The posts with likes in the batch whose counts reached milestones not yet announced.
-async fn milestone_runs<S, M, C, B>(
-    f: &LikeEvents<S, M, C, B>,
-    parsed: &Parsed<'_>,
-    until: Instant,
-    report: &mut BatchReport,
-) -> Vec<PostRun>
-where
-    M: MilestoneStore,
-    C: CountsProgress,
-{
-    // Per post: the batch's last like (the announcement is made for it) and each bucket's last
-    // like record (what the count must cover). Milestones are the like count's: reactions are
-    // not in `posts`, and their records need not be counted first (they move no like count).
-    let liked: Vec<(usize, Vec<(u8, Seq<'_>)>)> = parsed
-        .posts
-        .iter()
-        .filter_map(|(_, idxs)| {
-            let by = *idxs.iter().rev().find(|&&i| parsed.records[i].insert)?;
-            let mut lasts: HashMap<u8, Seq<'_>> = HashMap::new();
-            for &i in idxs {
-                let r = &parsed.records[i];
-                lasts.insert(r.bucket, r.seq);
-            }
-            Some((by, lasts.into_iter().collect()))
-        })
-        .collect();
-    if liked.is_empty() {
-        return Vec::new();
-    }
-    let posts: Vec<_> = liked
-        .iter()
-        .map(|(by, _)| parsed.records[*by].post.clone())
-        .collect();
-    let states = match f.milestones.read_milestones(&posts).await {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::warn!(error = %e, "milestones could not be read; they wait for the posts' next likes");
-            report.deferred_milestones += liked.len();
-            return Vec::new();
-        }
-    };
-    let learned: Vec<(usize, MilestoneState, Learned)> = stream::iter(&liked)
-        .map(|(by, lasts)| {
-            let rec = &parsed.records[*by];
-            let state = states.get(&rec.post).cloned().unwrap_or_default();
-            async move {
-                let count = learn(&f.counts, &rec.post, lasts, state.announced, until).await;
-                (*by, state, count)
-            }
-        })
-        .buffer_unordered(f.settings.rules.concurrency)
-        .collect()
-        .await;
-    let mut out = Vec::new();
-    for (by, state, count) in learned {
-        let Learned::Count(count) = count else {
-            report.deferred_milestones += 1;
-            continue;
-        };
-        let rec: &Rec<'_> = &parsed.records[by];
-        let seq = rec.seq.to_owned();
-        if let Some(announcement) = milestones::decide(&state, count, (rec.bucket, &seq)) {
-            report.milestones += announcement.milestones.len();
-            out.push(PostRun {
-                by,
-                count,
-                announcement,
-            });
-        }
-    }
-    out
-}
-
-/// The entries to put, in batch order: per record its change (`all`), its notification or
-/// retraction, and the milestones announced for it.
+/// The entries to put, in batch order, for the records before `stop`: per record its change
+/// (`all`), its notification or retraction, and the milestones announced for it.
 fn plan(
     parsed: &Parsed<'_>,
     runs: &[PairRun],
     posts: &[PostRun],
+    stop: usize,
     mode: Mode,
     report: &mut BatchReport,
 ) -> Vec<Planned> {
@@ -281,7 +203,7 @@ fn plan(
         }
     }
     let mut out = Vec::new();
-    for (i, (rec, step)) in parsed.records.iter().zip(decisions).enumerate() {
+    for (i, (rec, step)) in parsed.records.iter().zip(decisions).enumerate().take(stop) {
         // One lane per (user, post): its kinds share it, so each kind's events keep their order.
         let lane = lane(rec.post_bucket, rec.user.as_str());
         let mut put = |entry| {

@@ -3,9 +3,9 @@
 //! aggregator may not have counted this batch's likes yet — the two readers run on their own —
 //! so the count is taken only once each bucket's mark is at or past the batch's last record of
 //! it (or once it already reaches a milestone above the announced one), read again with a
-//! growing pause for at most `wait`. Still behind then, the post's milestones are left to its
-//! next like (counted in `MilestoneChecksDeferred`): a batch never waits on the aggregator
-//! longer than that, so notifications do not stop when counts lag.
+//! growing pause until `until`, and a last time at `until` itself: [`Learned::Behind`] means
+//! the invocation waited the whole of it (`checks` counts on that to bound how often a held
+//! record is redelivered). What the batch does with a post still behind is `checks`'.
 
 use std::time::Duration;
 
@@ -21,8 +21,11 @@ const FIRST_PAUSE: Duration = Duration::from_millis(100);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Learned {
     Count(i64),
-    /// The aggregator had not counted the batch's likes in time, or the read failed.
-    Deferred,
+    /// The aggregator had not counted the batch's likes by `until`.
+    Behind,
+    /// The read failed: not retried here (a failing read answers at once; redelivering on it
+    /// could spend the mapping's retries in seconds).
+    Unread,
 }
 
 /// The post's count once it covers `lasts` (each bucket's last record in the batch), waiting
@@ -46,15 +49,15 @@ pub async fn learn<C: CountsProgress>(
             }
             Err(e) => {
                 tracing::warn!(post_id = %post, error = %e, "the post's count could not be read; its milestones wait for its next like");
-                return Learned::Deferred;
+                return Learned::Unread;
             }
         }
-        let now = Instant::now();
-        if now + pause > until {
-            tracing::info!(post_id = %post, "the aggregator has not counted this batch's likes yet; the post's milestones wait for its next like");
-            return Learned::Deferred;
+        // The last pause ends at `until`, so that a count arriving late in the wait is seen.
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Learned::Behind;
         }
-        tokio::time::sleep(pause).await;
+        tokio::time::sleep(pause.min(left)).await;
         pause *= 2;
     }
 }

@@ -18,10 +18,10 @@
 //!    other records are neither. A batch is one shard's, in order; a (user, post, kind)'s
 //!    records are one key's, so in one shard, in commit order.
 //! 2. **Partial batch responses**: the lowest record not done — one of its events not
-//!    accepted by the bus, or its pair's state not written — is reported, spelled as received,
-//!    as the only `batchItemFailures` entry; Lambda redelivers from it. A function error
-//!    bisects the batch (the mapping's setting); a record retried too often or too old goes to
-//!    the on-failure queue.
+//!    accepted by the bus, its pair's state not written, or a like held for its post's count
+//!    (6) — is reported, spelled as received, as the only `batchItemFailures` entry; Lambda
+//!    redelivers from it. A function error bisects the batch (the mapping's setting); a record
+//!    retried too often or too old goes to the on-failure queue.
 //! 3. **Stable ids, at-least-once delivery**: every event's `event_id` is derived from what it
 //!    is about (`ids`): a redelivered record publishes its events again under the same ids,
 //!    and a consumer deduplicates on `event_id` (EventBridge's own envelope `id` differs on
@@ -44,9 +44,12 @@
 //!    announce one nor are counted in it). A post's count is read from the aggregator's
 //!    Counts item once the aggregator has counted the batch's records (`counts`), milestones
 //!    above the highest announced are published, and only then is the new highest recorded,
-//!    conditionally and monotonic. A count moving back and forth never announces one twice;
-//!    the record a milestone was announced for announces it again when redelivered; a racing
-//!    announcement from another shard's batch carries the same id.
+//!    conditionally and monotonic. A count still behind after the wait holds the batch at the
+//!    post's first like, redelivered from there, for at most the hold after the like's
+//!    creation (`checks`): a milestone does not wait for another like. A count moving back and
+//!    forth never announces one twice; the record a milestone was announced for announces it
+//!    again when redelivered; a racing announcement from another shard's batch carries the
+//!    same id.
 //! 7. **A record that can never be read** (no sequence number, a key that is not a like's or a
 //!    reaction's, a kind outside the grammar) is logged and skipped, so that it cannot block the
 //!    shard.
@@ -58,11 +61,13 @@
 //! # Layout
 //!
 //! [`records`] reads the batch (1, 7); [`suppression`] holds the notification rules (4, 5) and
-//! [`milestones`] the milestone rules (6), both pure; [`counts`] learns a post's count; [`ids`]
+//! [`milestones`] the milestone rules (6), both pure; [`counts`] learns a post's count and
+//! [`checks`] runs the batch's milestone checks and holds it for a count behind; [`ids`]
 //! and [`detail`] make the events (3); [`publish`] puts them on the bus (8); [`batch`] runs a
 //! batch through all of them (2); [`report`] builds the response and the metrics line.
 
 pub mod batch;
+pub mod checks;
 pub mod counts;
 pub mod detail;
 pub mod ids;

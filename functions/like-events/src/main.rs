@@ -1,3 +1,7 @@
+// The handler's future nests a batch's milestone checks (each post's count polled concurrently)
+// inside the SDK's deep futures; computing its layout needs more than the default query depth.
+#![recursion_limit = "256"]
+
 use aws_lambda_events::streams::DynamoDbEventResponse;
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use like_events::{emf_line, LikeEvents, Settings};

@@ -24,8 +24,10 @@ pub struct BatchReport {
     pub retractions: usize,
     pub suppressed: usize,
     pub milestones: usize,
-    /// Posts whose milestones were left to their next like (invariant 6).
+    /// Posts whose milestones were left to their next like, and posts whose count was behind
+    /// the batch and held it (`checks`, invariant 6).
     pub deferred_milestones: usize,
+    pub held_milestones: usize,
     /// Records whose notification decision could not be known again (invariant 4).
     pub unknown: usize,
     /// Pairs whose state was found ahead of the stream and set aside.
@@ -65,6 +67,7 @@ pub fn emf_line(function_name: &str, r: &BatchReport) -> String {
             ("SuppressedNotifications", "Count", n(r.suppressed)),
             ("Milestones", "Count", n(r.milestones)),
             ("MilestoneChecksDeferred", "Count", n(r.deferred_milestones)),
+            ("MilestoneChecksHeld", "Count", n(r.held_milestones)),
             ("UnknownDecisions", "Count", n(r.unknown)),
             ("FailedStateWrites", "Count", n(r.failed_writes)),
             ("SkippedRecords", "Count", n(r.skipped)),

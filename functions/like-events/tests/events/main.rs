@@ -5,5 +5,6 @@ mod batches;
 mod common;
 mod delivery_model;
 mod events;
+mod milestone_wait;
 mod reactions;
 mod state_on_dynamodb;
