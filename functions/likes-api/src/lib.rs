@@ -5,6 +5,7 @@
 //! method below; `routes` maps requests to them and `request` reads what they need.
 
 pub mod count_cache;
+mod count_reads;
 pub mod cursor;
 mod erase;
 pub mod error;
@@ -30,7 +31,7 @@ use likes_core::{
 };
 use serde_json::{json, Value};
 
-pub use crate::count_cache::CountCache;
+pub use crate::count_cache::{CountCache, Counts};
 pub use crate::error::ApiError;
 pub use crate::identity::Auth;
 use crate::liker_ids::LikerIds;
@@ -318,12 +319,20 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
     }
 
     async fn count(&self, post: &PostId) -> Answer {
-        let n = match self.cache.get(post) {
+        let n = match self.cache.likes(post) {
             Some(n) => n,
-            None => {
+            None if self.reactions.kinds.like_only() => {
                 let n = self.counts.post_count(post).await?;
-                self.cache.put(post, n);
+                self.cache.put(post, Counts::Likes(n));
                 n
+            }
+            // The same item's every kind, at the same cost: what the summaries and reaction
+            // reads of the post need next, so that together they read it once per TTL.
+            None => {
+                let kinds = std::sync::Arc::new(self.counts.kind_counts(post).await?);
+                let counts = Counts::Kinds(kinds);
+                self.cache.put(post, counts.clone());
+                counts.likes()
             }
         };
         Ok(json!({ "post_id": post, "like_count": public_count(n) }))

@@ -100,17 +100,30 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
         }))
     }
 
-    /// Counts per kind (eventually consistent) and the caller's own (strongly consistent).
+    /// Counts per kind (eventually consistent: from the count cache, or shown marked when
+    /// DynamoDB cannot serve them) and the caller's own (strongly consistent).
     pub(crate) async fn post_reactions(&self, post: &PostId, me: &UserId) -> Answer {
-        let counts = self.counts.kind_counts(post);
+        let counts = self.kind_counts_of_post(post);
         let mine = self.likes.reactions_of(post, me);
         let (counts, mine) = futures::try_join!(counts, mine)?;
-        let (shown, total) = shown_counts(self.reactions.kinds.iter(), &counts);
+        let (shown, total) = match counts.value() {
+            Some(c) => {
+                let (shown, total) = shown_counts(self.reactions.kinds.iter(), c);
+                (shown, json!(total))
+            }
+            None => (Value::Null, Value::Null),
+        };
         let mine: Vec<&Kind> = mine
             .iter()
             .filter(|k| self.reactions.kinds.get(k.as_str()).is_some())
             .collect();
-        Ok(json!({ "post_id": post, "counts": shown, "total": total, "mine": mine }))
+        let mut answer = Map::new();
+        answer.insert("post_id".to_owned(), json!(post));
+        answer.insert("counts".to_owned(), shown);
+        answer.insert("total".to_owned(), total);
+        answer.insert("mine".to_owned(), json!(mine));
+        counts.mark(&mut answer);
+        Ok(Value::Object(answer))
     }
 
     /// Who reacted with `kind`, newest first, paged as the likers are.

@@ -29,25 +29,51 @@ fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(25 << attempt.min(6))
 }
 
-/// Every item `keys` (at most [`BATCH_GET_MAX`]) finds in `table`.
+/// Every item `keys` (at most [`BATCH_GET_MAX`]) finds in `table`; keys still unprocessed
+/// after every round fail the whole read (what a strong read needs).
 pub async fn get_all(
     client: &Client,
     table: &str,
     keys: KeysAndAttributes,
 ) -> Result<Vec<Item>, StoreError> {
-    let mut found = Vec::new();
+    let got = get_some(client, table, keys).await?;
+    if got.unprocessed.is_empty() {
+        Ok(got.items)
+    } else {
+        Err(StoreError::Unavailable(
+            "BatchGetItem kept returning UnprocessedKeys".into(),
+        ))
+    }
+}
+
+/// What [`get_some`] read: the items found, and the keys DynamoDB still left unprocessed
+/// after the last round.
+#[derive(Debug, Default)]
+pub struct Got {
+    pub items: Vec<Item>,
+    pub unprocessed: Vec<Item>,
+}
+
+/// The items `keys` (at most [`BATCH_GET_MAX`]) finds in `table`, asking again for the keys a
+/// round leaves unprocessed ([`GET_ATTEMPTS`] rounds, ~0.8 s of backoff in all), and the keys
+/// left after the last: a throttled partition costs the read its own keys, not the others'.
+pub async fn get_some(
+    client: &Client,
+    table: &str,
+    keys: KeysAndAttributes,
+) -> Result<Got, StoreError> {
+    let mut got = Got::default();
     let mut request = Some(HashMap::from([(table.to_owned(), keys)]));
     let mut attempt = 0;
-    while let Some(items) = request.take().filter(|r| !r.is_empty()) {
+    while let Some(mut items) = request.take().filter(|r| !r.is_empty()) {
+        if attempt == GET_ATTEMPTS {
+            got.unprocessed = items.remove(table).map(|k| k.keys).unwrap_or_default();
+            break;
+        }
         if attempt > 0 {
             tokio::time::sleep(backoff(attempt)).await;
         }
         attempt += 1;
-        if attempt > GET_ATTEMPTS {
-            return Err(StoreError::Unavailable(
-                "BatchGetItem kept returning UnprocessedKeys".into(),
-            ));
-        }
         let mut out = client
             .batch_get_item()
             .set_request_items(Some(items))
@@ -55,11 +81,11 @@ pub async fn get_all(
             .await
             .map_err(classify_read)?;
         if let Some(items) = out.responses.as_mut().and_then(|r| r.remove(table)) {
-            found.extend(items);
+            got.items.extend(items);
         }
         request = out.unprocessed_keys;
     }
-    Ok(found)
+    Ok(got)
 }
 
 /// Writes `requests` to `table`, [`BATCH_WRITE_MAX`] per call, in at most `attempts` rounds

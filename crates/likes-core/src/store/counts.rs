@@ -193,6 +193,42 @@ pub trait CountsRead: Send + Sync {
         &self,
         posts: &[PostId],
     ) -> impl Future<Output = Result<HashMap<PostId, BTreeMap<String, i64>>, StoreError>> + Send;
+
+    /// As [`Self::post_counts`], but the posts whose items could not be read (a throttled
+    /// partition) are named instead of failing the whole read: a feed shows every other post.
+    /// A store that reads all or nothing says so by this default.
+    fn post_counts_partial(
+        &self,
+        posts: &[PostId],
+    ) -> impl Future<Output = Result<PartialCounts<i64>, StoreError>> + Send {
+        async move { Ok(PartialCounts::all(self.post_counts(posts).await?)) }
+    }
+
+    /// As [`Self::kind_counts_among`], partially as [`Self::post_counts_partial`].
+    fn kind_counts_partial(
+        &self,
+        posts: &[PostId],
+    ) -> impl Future<Output = Result<PartialCounts<BTreeMap<String, i64>>, StoreError>> + Send {
+        async move { Ok(PartialCounts::all(self.kind_counts_among(posts).await?)) }
+    }
+}
+
+/// What a batch read of counts could read: each post read that has an item (one without is
+/// absent, as in [`CountsRead::post_counts`]), and the posts it could not read at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartialCounts<T> {
+    pub read: HashMap<PostId, T>,
+    pub unread: Vec<PostId>,
+}
+
+impl<T> PartialCounts<T> {
+    /// Every post read.
+    pub fn all(read: HashMap<PostId, T>) -> Self {
+        Self {
+            read,
+            unread: Vec::new(),
+        }
+    }
 }
 
 /// What the aggregator writes and reads to apply stream records exactly once
@@ -235,7 +271,6 @@ pub trait CountsLedger: Send + Sync {
         bucket: u8,
         job: &str,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
-}
 
     /// Notes that the post's records from `from` on were left unapplied by a failing batch
     /// (replacing an earlier note of the post): a [`RepairNote`].
@@ -244,3 +279,4 @@ pub trait CountsLedger: Send + Sync {
         post: &PostId,
         from: &str,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}

@@ -5,6 +5,7 @@
 mod bootstrap;
 mod events;
 mod function_url;
+mod hot_counts;
 mod no_panic;
 mod oidc;
 mod xray;

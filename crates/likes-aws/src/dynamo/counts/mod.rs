@@ -18,17 +18,17 @@ mod notes;
 pub use notes::{is_note_key, note_key};
 
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use aws_sdk_dynamodb::Client;
 use likes_core::seq::SeqKey;
+use likes_core::store::counts::PartialCounts;
 use likes_core::time::now_ts;
 use likes_core::{
     ApplyOutcome, BucketCount, BucketWrite, CountsLedger, CountsRead, Ended, FenceRecord,
     PostBucket, PostCounts, PostId, StoreError, WindowEntry, BUCKETS,
 };
 
-use super::calls::{self, BATCH_GET_MAX};
-use super::classify::{build, classify, classify_read};
+use super::classify::{classify, classify_read};
 use super::schema::counts::{PK, UPDATED_AT};
 use super::{failed_condition, DynamoLikes};
 
@@ -124,30 +124,10 @@ impl DynamoCounts {
     pub fn table(&self) -> &str {
         &self.table
     }
-
-    /// The items of `posts` that have one, eventually consistent (the API's feed reads).
-    async fn items_of(&self, posts: &[PostId]) -> Result<Vec<(PostId, PostCounts)>, StoreError> {
-        let mut out = Vec::with_capacity(posts.len());
-        for chunk in posts.chunks(BATCH_GET_MAX) {
-            let mut keys = KeysAndAttributes::builder();
-            for post in chunk {
-                keys = keys.keys(post_key(post));
-            }
-            let found = calls::get_all(&self.client, &self.table, keys.build().map_err(build)?);
-            for item in found.await? {
-                let post = match item.get(PK) {
-                    Some(AttributeValue::S(p)) => PostId::parse(p)
-                        .map_err(|e| StoreError::Internal(format!("stored post_id: {e}")))?,
-                    other => {
-                        return Err(StoreError::Internal(format!("stored post_id: {other:?}")))
-                    }
-                };
-                out.push((post, post_counts_of(&item)?));
-            }
-        }
-        Ok(out)
-    }
 }
+
+// The API's batch reads of counts, whole or partial under throttling.
+mod read;
 
 /// The key of a post's Counts item.
 fn post_key(post: &PostId) -> HashMap<String, AttributeValue> {
@@ -394,5 +374,19 @@ impl CountsRead for DynamoCounts {
             counts.insert(post, item.kind_totals());
         }
         Ok(counts)
+    }
+
+    async fn post_counts_partial(
+        &self,
+        posts: &[PostId],
+    ) -> Result<PartialCounts<i64>, StoreError> {
+        self.counts_partial(posts, PostCounts::total).await
+    }
+
+    async fn kind_counts_partial(
+        &self,
+        posts: &[PostId],
+    ) -> Result<PartialCounts<BTreeMap<String, i64>>, StoreError> {
+        self.counts_partial(posts, PostCounts::kind_totals).await
     }
 }
