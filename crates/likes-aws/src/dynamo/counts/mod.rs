@@ -318,10 +318,6 @@ impl CountsLedger for DynamoCounts {
         post: &PostId,
         record: &FenceRecord<'_>,
     ) -> Result<ApplyOutcome, StoreError> {
-
-    async fn note_unapplied(&self, post: &PostId, from: &str) -> Result<(), StoreError> {
-        self.put_note(post, from).await
-    }
         self.write_fence(post, record).await
     }
 
@@ -341,6 +337,10 @@ impl CountsLedger for DynamoCounts {
 
     async fn close_window(&self, post: &PostId, bucket: u8, job: &str) -> Result<bool, StoreError> {
         self.write_close_window(post, bucket, job).await
+    }
+
+    async fn note_unapplied(&self, post: &PostId, from: &str) -> Result<(), StoreError> {
+        self.put_note(post, from).await
     }
 }
 
