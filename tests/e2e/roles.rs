@@ -70,20 +70,6 @@ fn setups() -> Vec<Setup> {
     ]
 }
 
-/// Arms a fault in the stack's lab (`POST /_local/lab/faults`).
-fn fault(port: u16, rule: Value) {
-    let (s, b) = request(
-        port,
-        "POST",
-        "/_local/lab/faults",
-        None,
-        &[],
-        rule.to_string().as_bytes(),
-    )
-    .expect("the lab");
-    assert_eq!(s, 200, "{b}");
-}
-
 fn ok(port: u16, method: &str, path: &str, tok: &str, key: Option<&str>) -> Value {
     let headers: Vec<(&str, &str)> = key.map(|k| ("Idempotency-Key", k)).into_iter().collect();
     let (s, b) = request(port, method, path, Some(tok), &headers, b"").expect("an answer");
@@ -95,16 +81,7 @@ fn ok(port: u16, method: &str, path: &str, tok: &str, key: Option<&str>) -> Valu
 fn wait_for_call(local: &Local, identity: &str, action: &str, suffix: &str) {
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
-        let made = local.stack.lab()["decided"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|d| {
-                d["identity"] == identity
-                    && d["action"] == action
-                    && d["resource"].as_str().is_some_and(|r| r.ends_with(suffix))
-            });
-        if made {
+        if local.stack.lab_saw(identity, action, suffix) {
             return;
         }
         assert!(
@@ -152,17 +129,19 @@ fn tour(local: &Local, setup: &Setup) -> Value {
     }
     // A named like whose answer is lost (the connection closed after it applied): settled by
     // its marker, read back.
-    fault(
-        port,
-        json!({"operation": "TransactWriteItems", "identity": "LikesApiFunction", "fault": "close"}),
+    local.stack.arm_fault(
+        &json!({"operation": "TransactWriteItems", "identity": "LikesApiFunction", "fault": "close"}),
     );
     ok(port, "PUT", &like("p4"), &a, Some("k-5"));
+    if setup.kinds {
+        // Beside role-a's like of p4: two kinds in `multi` mode, a replacement in `single`.
+        ok(port, "PUT", "/posts/p4/reactions/love", &a, None);
+    }
     // A person's own erase, asked twice: the second request joins the job while the first is
     // still noting it sent (that note delayed), and moves its time forward, so that the worker
     // continues the job as a new message up to it, then clears the record.
-    fault(
-        port,
-        json!({"operation": "UpdateItem", "table": "erase-requests", "identity": "LikesApiFunction",
+    local.stack.arm_fault(
+        &json!({"operation": "UpdateItem", "table": "erase-requests", "identity": "LikesApiFunction",
             "skip": 1, "fault": "delay:2000"}),
     );
     std::thread::scope(|scope| {
@@ -176,9 +155,8 @@ fn tour(local: &Local, setup: &Setup) -> Value {
     });
     // A post whose Counts writes fail three attempts running: its batch fails, and the
     // aggregator notes the post for `recount --noted` (invariant 11).
-    fault(
-        port,
-        json!({"operation": "UpdateItem", "table": "counts", "identity": "CountAggregatorFunction",
+    local.stack.arm_fault(
+        &json!({"operation": "UpdateItem", "table": "counts", "identity": "CountAggregatorFunction",
             "times": 3, "fault": "refuse"}),
     );
     ok(port, "PUT", &like("p5"), &a, None);
@@ -212,6 +190,8 @@ fn tour(local: &Local, setup: &Setup) -> Value {
     local
         .admin(&["recount", "--noted"])
         .expect("recount --noted");
+    // In `multi` mode role-a holds two kinds of p4 (the like and love, above): one goes.
+    local.admin(&["single-mode", "--yes"]).expect("single-mode");
     wait_for_call(
         local,
         "EraseWorkerFunction",

@@ -19,5 +19,6 @@ mod recount_model;
 mod repair_model;
 mod repair_race;
 mod sample_events;
+mod single_mode;
 mod strong_reads;
 mod write_path;

@@ -41,6 +41,10 @@ pub struct Cli {
     /// taken over this long after it stopped.
     #[arg(long, global = true, default_value_t = crate::DEFAULT_LEASE_TERM.as_secs(), value_name = "SECS")]
     pub lease_term_secs: u64,
+    /// The erase queue: the stack's EraseQueueUrl output (erase-user queues its last sweep
+    /// there).
+    #[arg(long, global = true, env = "ERASE_QUEUE_URL", value_name = "URL")]
+    pub erase_queue_url: Option<String>,
     /// Confirms an erase without asking (needed when stdin is not a terminal).
     #[arg(long, global = true)]
     pub yes: bool,
@@ -105,6 +109,16 @@ pub enum Cmd {
         #[arg(long)]
         dry_run: bool,
     },
+    /// After switching a deployment from `multi` to `single` reaction mode: leaves each
+    /// (user, post) its newest kind, deleting the others (counts follow through the stream).
+    SingleMode {
+        /// Parallel Scan segments.
+        #[arg(long, default_value_t = 4, value_name = "N")]
+        segments: u32,
+        /// Counts what would go, and changes nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 pub fn post_id(field: &'static str, raw: &str) -> Result<PostId, AdminError> {
@@ -128,10 +142,20 @@ pub(crate) fn check(cli: &Cli) -> Result<(), AdminError> {
             .iter()
             .try_for_each(|p| post_id("--post", p).map(|_| ())),
         Cmd::ErasePost { post, .. } => post_id("--post", post).map(|_| ()),
-        Cmd::EraseUser { user, .. } => user_id(user).map(|_| ()),
+        Cmd::EraseUser { user, dry_run } => {
+            user_id(user)?;
+            match (dry_run, &cli.erase_queue_url) {
+                (false, None) => Err(AdminError::Usage(crate::account::QUEUE_NEEDED.into())),
+                _ => Ok(()),
+            }
+        }
         Cmd::Backfill { segments, .. } if !(1..=1000).contains(segments) => {
             Err(AdminError::Usage("--segments must be 1 to 1000".into()))
         }
         Cmd::Backfill { .. } => Ok(()),
+        Cmd::SingleMode { segments, .. } if !(1..=1000).contains(segments) => {
+            Err(AdminError::Usage("--segments must be 1 to 1000".into()))
+        }
+        Cmd::SingleMode { .. } => Ok(()),
     }
 }

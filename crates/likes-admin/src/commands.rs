@@ -4,14 +4,15 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use likes_aws::dynamo::table_exists;
+use likes_aws::sqs_erase_queue::SqsEraseQueue;
 use likes_aws::{sdk, DynamoCounts, DynamoLikes};
-use likes_core::erase::{erase_post, erase_user, EraseStore, Sweep};
+use likes_core::erase::{erase_post, EraseStore};
 use likes_core::{LikesAdmin, PostBucket, PostId, UserId};
 use serde_json::{json, Value};
 
 use crate::cli::{self, post_id, user_id, Cli, Cmd};
 use crate::report::{progress, Report};
-use crate::{audit, backfill, recount, AdminError, Stores};
+use crate::{account, audit, backfill, recount, single, AdminError, Stores};
 
 pub type DynamoStores = Stores<DynamoLikes, DynamoCounts>;
 
@@ -22,11 +23,11 @@ pub const OPERATOR_IDENTITY: &str = "OperatorPolicy";
 /// written) and runs the command. `main` and the tests run the very same thing.
 pub async fn run(cli: &Cli) -> Result<Report, AdminError> {
     cli::check(cli)?;
-    let t = stores(cli).await?;
-    dispatch(cli, &t).await
+    let (t, queue) = stores(cli).await?;
+    dispatch(cli, &t, queue.as_ref()).await
 }
 
-async fn stores(cli: &Cli) -> Result<DynamoStores, AdminError> {
+async fn stores(cli: &Cli) -> Result<(DynamoStores, Option<SqsEraseQueue>), AdminError> {
     let name = |given: &Option<String>, flag: &str, var: &str| {
         given.clone().ok_or_else(|| {
             AdminError::Usage(format!(
@@ -43,21 +44,30 @@ async fn stores(cli: &Cli) -> Result<DynamoStores, AdminError> {
         None => sdk::loader().load().await,
     };
     let client = aws_sdk_dynamodb::Client::new(&conf);
+    let queue = cli
+        .erase_queue_url
+        .as_ref()
+        .map(|url| SqsEraseQueue::new(aws_sdk_sqs::Client::new(&conf), url));
     // A typo must stop the tool before it writes anything.
     for name in [&likes, &counts] {
         if !table_exists(&client, name).await? {
             return Err(AdminError::Usage(format!("no table named {name:?}")));
         }
     }
-    Ok(Stores {
+    let stores = Stores {
         likes: DynamoLikes::new(client.clone(), likes),
         counts: DynamoCounts::new(client, counts),
         fence_wait: Duration::from_secs(cli.fence_wait_secs),
         lease_term: Duration::from_secs(cli.lease_term_secs.max(1)),
-    })
+    };
+    Ok((stores, queue))
 }
 
-async fn dispatch(cli: &Cli, t: &DynamoStores) -> Result<Report, AdminError> {
+async fn dispatch(
+    cli: &Cli,
+    t: &DynamoStores,
+    queue: Option<&SqsEraseQueue>,
+) -> Result<Report, AdminError> {
     match &cli.command {
         Cmd::Audit { posts, all, sample } => {
             let ids: Vec<PostId> = if *all {
@@ -75,7 +85,10 @@ async fn dispatch(cli: &Cli, t: &DynamoStores) -> Result<Report, AdminError> {
             post: Some(post), ..
         } => recount_one(t, &post_id("--post", post)?).await,
         Cmd::Recount { post: None, .. } => crate::noted::report(cli, t).await,
-        Cmd::EraseUser { user, dry_run } => erase_one_user(cli, t, &user_id(user)?, *dry_run).await,
+        Cmd::SingleMode { segments, dry_run } => single_mode(cli, t, *segments, *dry_run).await,
+        Cmd::EraseUser { user, dry_run } => {
+            account::erase_account(cli, t, queue, &user_id(user)?, *dry_run).await
+        }
         Cmd::ErasePost { post, dry_run } => {
             erase_one_post(cli, t, &post_id("--post", post)?, *dry_run).await
         }
@@ -204,7 +217,47 @@ async fn recount_one(t: &DynamoStores, post: &PostId) -> Result<Report, AdminErr
 }
 
 /// How many likes the index shows for a user (what `erase-user` would delete, as of now).
-async fn likes_of_user(t: &DynamoStores, user: &UserId) -> Result<usize, AdminError> {
+async fn single_mode(
+    cli: &Cli,
+    t: &DynamoStores,
+    segments: u32,
+    dry_run: bool,
+) -> Result<Report, AdminError> {
+    let scan = progress(cli.json, "scanning the table", None);
+    let plan = single::plan(&t.likes, segments).await?;
+    scan.finish_and_clear();
+    let found = format!(
+        "single-mode: {} likes and reactions scanned, {} (user, post) pairs hold several kinds, {} to delete",
+        plan.held,
+        plan.pairs,
+        plan.extra.len()
+    );
+    let mut doc = json!({"held": plan.held, "pairs": plan.pairs, "to_delete": plan.extra.len()});
+    if dry_run || plan.extra.is_empty() {
+        doc["dry_run"] = json!(dry_run);
+        return Ok(Report::done(found, doc));
+    }
+    confirm(
+        cli,
+        &format!("single-mode ({} reactions)", plan.extra.len()),
+        "single",
+    )?;
+    let bar = progress(cli.json, "reactions deleted", Some(plan.extra.len() as u64));
+    let tick = |n: u64| bar.set_position(n);
+    let deleted = single::run(&t.likes, &plan, &tick).await?;
+    bar.finish_and_clear();
+    doc["deleted"] = json!(deleted);
+    doc["changed_since"] = json!(plan.extra.len() - deleted);
+    Ok(Report::done(
+        format!(
+            "{found}; {deleted} deleted ({} made again or removed since the scan, left as they are)",
+            plan.extra.len() - deleted
+        ),
+        doc,
+    ))
+}
+
+pub(crate) async fn likes_of_user(t: &DynamoStores, user: &UserId) -> Result<usize, AdminError> {
     let (mut n, mut from) = (0, None);
     loop {
         let (page, next) = t.likes.user_likes(user, None, from).await?;
@@ -214,40 +267,6 @@ async fn likes_of_user(t: &DynamoStores, user: &UserId) -> Result<usize, AdminEr
             None => return Ok(n),
         }
     }
-}
-
-async fn erase_one_user(
-    cli: &Cli,
-    t: &DynamoStores,
-    user: &UserId,
-    dry_run: bool,
-) -> Result<Report, AdminError> {
-    let found = likes_of_user(t, user).await?;
-    if dry_run {
-        return Ok(Report::done(
-            format!("erase-user {user}: would delete {found} likes (the index's count, eventually consistent; dry run: nothing changed)"),
-            json!({"user_id": user, "would_delete": found, "dry_run": true}),
-        ));
-    }
-    confirm(
-        cli,
-        &format!("erase-user {user} ({found} likes)"),
-        user.as_str(),
-    )?;
-    let bar = progress(cli.json, "likes deleted", Some(found as u64));
-    let tick = |n: usize| bar.set_position(n as u64);
-    let sweep = Sweep {
-        progress: &tick,
-        empty_sweeps: 2,
-        pause: Duration::from_secs(1),
-        before: None,
-    };
-    let n = erase_user(&t.likes, user, &sweep).await?;
-    bar.finish_and_clear();
-    Ok(Report::done(
-        format!("erased {n} likes of {user}"),
-        json!({"user_id": user, "deleted": n}),
-    ))
 }
 
 async fn erase_one_post(

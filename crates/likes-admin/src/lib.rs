@@ -6,11 +6,13 @@
 //! - [`recount`]: makes a post's count exact while its likes keep flowing (fences, see
 //!   `count_aggregator::fences`), one job per post at a time ([`lease`]); [`noted`]: every post
 //!   the aggregator noted as left unapplied by a failing batch;
-//! - erase a person's or a post's likes (`likes_core::erase`);
+//! - erase a person's or a post's likes (`likes_core::erase`; [`account`]: a deleted account's);
 //! - [`backfill`]: every count exact, for a table whose likes the stream never saw;
+//! - [`single`]: a deployment switched from `multi` to `single` reaction mode made exact;
 //! - [`cli`]: the command line, parsed and checked (no I/O); [`commands`]: connects and runs each
 //!   command; [`report`]: what they print.
 
+pub mod account;
 pub mod audit;
 pub mod backfill;
 pub mod cli;
@@ -19,6 +21,7 @@ pub mod lease;
 pub mod noted;
 pub mod recount;
 pub mod report;
+pub mod single;
 
 use std::time::Duration;
 
@@ -42,6 +45,9 @@ pub enum AdminError {
     /// A backfill's state file could not be read or written (what was done is kept).
     #[error("{0}")]
     State(String),
+    /// Part of the work was done and verified, the rest not (the message says what to run).
+    #[error("{0}")]
+    Incomplete(String),
     #[error("job {job} lost its lease on post {post} (it could not renew it in time, and another job took the post over): it stopped without changing the count. Run `likes-admin recount --post {post}` again if the other job also failed")]
     LeaseLost { post: String, job: String },
     #[error("the recount of post {post} (job {job}) found {found} entries in bucket {bucket}'s window where the aggregator recorded {noted}: something deleted them while it ran (an erase of this post, a hand on the table). Nothing was corrected in that bucket; run `likes-admin recount --post {post}` again")]

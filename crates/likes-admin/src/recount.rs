@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use likes_core::control::{fence_key, Phase};
-use likes_core::reaction::{is_kind, Held, LIKE};
+use likes_core::reaction::{Held, LIKE};
 use likes_core::{CountsAdmin, Ended, LikesAdmin, PostBucket, PostId, Window, BUCKETS};
 
 use crate::{lease, AdminError, Stores};
@@ -30,8 +30,9 @@ pub fn exact_counts(
         .filter(|k| !window.contains_key(*k))
         .chain(window.iter().filter(|(_, put)| **put).map(|(k, _)| k));
     for key in held {
-        // As the aggregator counts: a kind outside the grammar is not one (it skips its records).
-        if let Some(kind) = Held::of(key).kind().filter(|k| is_kind(k)) {
+        // As the aggregator counts (`Held`): a key of a kind outside the grammar, or of the like
+        // spelled as a reaction, is no like and no reaction.
+        if let Some(kind) = Held::of(key).kind() {
             *exact.entry(kind.to_owned()).or_insert(0) += 1;
         }
     }

@@ -124,6 +124,7 @@ pub fn error_report(e: &AdminError) -> (u8, &'static str, String) {
         AdminError::WindowDisturbed { .. } => (3, "window_disturbed", e.to_string()),
         AdminError::Timeout(_) => (3, "timeout", e.to_string()),
         AdminError::State(_) => (3, "state_file", e.to_string()),
+        AdminError::Incomplete(_) => (3, "incomplete", e.to_string()),
     }
 }
 

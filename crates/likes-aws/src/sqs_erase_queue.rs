@@ -1,6 +1,8 @@
 //! The erase queue on SQS (the template's `EraseQueue`; locally, the emulator's).
 
-use likes_core::erase_job::{EraseJob, EraseQueue, Submitted};
+use std::time::Duration;
+
+use likes_core::erase_job::{EraseJob, EraseQueue, Submitted, MAX_DELAY};
 use likes_core::StoreError;
 
 pub struct SqsEraseQueue {
@@ -17,23 +19,32 @@ impl SqsEraseQueue {
     }
 }
 
+impl SqsEraseQueue {
+    async fn send(&self, job: &EraseJob, delay: Duration) -> Result<(), StoreError> {
+        let body = serde_json::to_string(job).map_err(|e| StoreError::Internal(e.to_string()))?;
+        let delay = delay.min(MAX_DELAY).as_secs();
+        self.client
+            .send_message()
+            .queue_url(&self.queue_url)
+            .message_body(body)
+            .set_delay_seconds((delay > 0).then(|| i32::try_from(delay).unwrap_or(0)))
+            .send()
+            .await
+            .map_err(|e| {
+                // Not sent, or not known to be sent: the caller may ask again (erasing twice
+                // is harmless), so both are "try again later".
+                StoreError::Unavailable(aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
+            })?;
+        Ok(())
+    }
+}
+
 impl EraseQueue for SqsEraseQueue {
     fn submit<'a>(&'a self, job: &'a EraseJob) -> Submitted<'a> {
-        Box::pin(async move {
-            let body =
-                serde_json::to_string(job).map_err(|e| StoreError::Internal(e.to_string()))?;
-            self.client
-                .send_message()
-                .queue_url(&self.queue_url)
-                .message_body(body)
-                .send()
-                .await
-                .map_err(|e| {
-                    // Not sent, or not known to be sent: the caller may ask again (erasing
-                    // twice is harmless), so both are "try again later".
-                    StoreError::Unavailable(aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
-                })?;
-            Ok(())
-        })
+        Box::pin(self.send(job, Duration::ZERO))
+    }
+
+    fn submit_after<'a>(&'a self, job: &'a EraseJob, delay: Duration) -> Submitted<'a> {
+        Box::pin(self.send(job, delay))
     }
 }

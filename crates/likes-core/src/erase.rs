@@ -90,6 +90,7 @@ pub trait EraseStore: Send + Sync {
 }
 
 /// How an erase proceeds: what it reports, and how long the index must stay empty.
+#[derive(Clone, Copy)]
 pub struct Sweep<'a> {
     /// Called with the number of items deleted so far.
     pub progress: &'a (dyn Fn(usize) + Sync),
@@ -209,6 +210,40 @@ pub async fn erase_user<S: EraseStore>(
         }
     }
     Ok(deleted)
+}
+
+/// How long until `settle` after `since` (an RFC 3339 time), if that is still ahead.
+pub fn settling(since: &str, settle: Duration) -> Option<Duration> {
+    let settled = crate::time::parse_ts(since)? + chrono::TimeDelta::from_std(settle).ok()?;
+    (settled - chrono::Utc::now())
+        .to_std()
+        .ok()
+        .filter(|w| !w.is_zero())
+}
+
+/// The one erase of a person, for the worker and the admin tool alike: [`erase_user`], then,
+/// once `settle` has passed since `since` (the request, or the account's deletion), a last
+/// [`erase_user`]. A like stamped before `since` may still be on its way (the API writes within
+/// its bound, `crate::erase_job::SETTLE`, and the index follows): the last sweep finds it.
+/// `sweep.progress` hears the running total across both.
+pub async fn erase_user_settled<S: EraseStore>(
+    store: &S,
+    user: &UserId,
+    sweep: &Sweep<'_>,
+    since: &str,
+    settle: Duration,
+) -> Result<usize, StoreError> {
+    let first = erase_user(store, user, sweep).await?;
+    let Some(wait) = settling(since, settle) else {
+        return Ok(first);
+    };
+    tokio::time::sleep(wait).await;
+    let more = |n: usize| (sweep.progress)(first + n);
+    let again = Sweep {
+        progress: &more,
+        ..*sweep
+    };
+    Ok(first + erase_user(store, user, &again).await?)
 }
 
 /// Deletes every item of `post`'s 16 buckets — its likes, and any control items (request

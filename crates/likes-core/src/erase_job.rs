@@ -27,7 +27,17 @@ pub struct EraseJob {
     pub user_id: UserId,
     /// Likes made up to this moment are erased; one made after the request is a new like.
     pub requested_at: String,
+    /// The account itself was deleted at `requested_at` (`likes-admin erase-user`): every
+    /// like and reaction of the user goes, whenever made, and the job runs only once every
+    /// access token issued before the deletion has expired (the worker's longest token
+    /// lifetime after `requested_at`), so that none made with such a token survives.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub account_deleted: bool,
 }
+
+/// The longest an SQS message can be delayed (`DelaySeconds`): a job due later is delayed
+/// again each time it comes back.
+pub const MAX_DELAY: Duration = Duration::from_secs(900);
 
 pub type Submitted<'a> = Pin<Box<dyn Future<Output = Result<(), StoreError>> + Send + 'a>>;
 
@@ -38,6 +48,8 @@ pub type Call<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send
 /// one route.
 pub trait EraseQueue: Send + Sync {
     fn submit<'a>(&'a self, job: &'a EraseJob) -> Submitted<'a>;
+    /// The job, delivered no earlier than `delay` (at most [`MAX_DELAY`]) from now.
+    fn submit_after<'a>(&'a self, job: &'a EraseJob, delay: Duration) -> Submitted<'a>;
 }
 
 /// How long after an erase request a like stamped before it may still be written: the API
@@ -83,6 +95,7 @@ impl Pending {
             job_id: self.job_id.clone(),
             user_id: user.clone(),
             requested_at: self.requested_at.clone(),
+            account_deleted: false,
         }
     }
 }
@@ -116,6 +129,7 @@ mod tests {
             job_id: "j1".into(),
             user_id: UserId::parse("auth0|abc").unwrap(),
             requested_at: "2026-12-01T10:00:00.000Z".into(),
+            account_deleted: false,
         };
         let text = serde_json::to_string(&job).unwrap();
         assert_eq!(
@@ -126,6 +140,14 @@ mod tests {
         // A user id outside the grammar is refused on the way in, as everywhere.
         let bad = r#"{"job_id":"j1","user_id":"a b","requested_at":"x"}"#;
         assert!(serde_json::from_str::<EraseJob>(bad).is_err());
+        // An account's erase says so; the field is absent from a person's own.
+        let account = EraseJob {
+            account_deleted: true,
+            ..job
+        };
+        let text = serde_json::to_string(&account).unwrap();
+        assert!(text.ends_with(r#","account_deleted":true}"#), "{text}");
+        assert_eq!(serde_json::from_str::<EraseJob>(&text).unwrap(), account);
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub use reaction::{Kind, Kinds, Mode, Reactions};
 pub use seq::{Seq, SeqNo};
 pub use store::{
     ApplyOutcome, BucketCount, BucketWrite, CountsAdmin, CountsLedger, CountsRead, Ended,
-    FenceRecord, FenceWrite, LeaseState, LikerPos, LikesAdmin, LikesStore, Page, PostCounts,
-    Reacted, ReactionsStore, RepairNote, StoreError, UserLikePos, Window, WindowEntry,
+    FenceRecord, FenceWrite, HeldItem, LeaseState, LikerPos, LikesAdmin, LikesStore, Page,
+    PostCounts, Reacted, ReactionsStore, RepairNote, StoreError, UserLikePos, Window, WindowEntry,
 };
 pub use write_token::WriteToken;

@@ -176,10 +176,16 @@ pub fn kind_key(bucket: &PostBucket, kind: &Kind) -> String {
 pub enum Held<'a> {
     /// A like, by this user.
     Like(&'a str),
-    /// A reaction: the user, and the kind (grammar not checked here).
+    /// A reaction: the user, and a kind of the grammar other than the like.
     Reaction(&'a str, &'a str),
     /// A control item (`crate::control`).
     Control,
+    /// A key no writer of ours makes: a reaction key naming the like (`{user}#like`: the
+    /// like's key is the user alone, [`sort_key`]) or a kind outside the grammar. Every reader
+    /// reads it the same way, through this type: not a like, not a reaction — never counted
+    /// (the aggregator skips its records, a recount and an audit do not count it), never
+    /// listed, never announced.
+    Foreign,
 }
 
 impl<'a> Held<'a> {
@@ -189,7 +195,8 @@ impl<'a> Held<'a> {
         }
         match sort_key.split_once('#') {
             None => Held::Like(sort_key),
-            Some((user, kind)) => Held::Reaction(user, kind),
+            Some((user, kind)) if kind != LIKE && is_kind(kind) => Held::Reaction(user, kind),
+            Some(_) => Held::Foreign,
         }
     }
 
@@ -197,7 +204,7 @@ impl<'a> Held<'a> {
     pub fn user(self) -> Option<&'a str> {
         match self {
             Held::Like(u) | Held::Reaction(u, _) => Some(u),
-            Held::Control => None,
+            Held::Control | Held::Foreign => None,
         }
     }
 
@@ -206,7 +213,7 @@ impl<'a> Held<'a> {
         match self {
             Held::Like(_) => Some(LIKE),
             Held::Reaction(_, k) => Some(k),
-            Held::Control => None,
+            Held::Control | Held::Foreign => None,
         }
     }
 }
@@ -270,6 +277,15 @@ mod tests {
         assert_eq!(Mode::parse("single"), Ok(Mode::Single));
         assert_eq!(Mode::parse(""), Ok(Mode::Multi));
         assert!(Mode::parse("one").is_err());
+    }
+
+    #[test]
+    fn a_key_no_writer_makes_is_foreign_to_every_reader() {
+        assert_eq!(Held::of("auth0|a#like"), Held::Foreign);
+        assert_eq!(Held::of("auth0|a#Love"), Held::Foreign);
+        assert_eq!(Held::of("auth0|a#love"), Held::Reaction("auth0|a", "love"));
+        assert_eq!(Held::of("auth0|a#like").kind(), None);
+        assert!(!is_reaction_key("auth0|a#like"));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 
 use crate::bucket::split_key;
 use crate::control::{parse_fence, Fence};
-use crate::reaction::{is_kind, Held};
+use crate::reaction::Held;
 use crate::seq::{BadSeqNo, Seq};
 use crate::stream_event::StreamRecord;
 
@@ -84,7 +84,7 @@ pub fn read<'a>(record: &'a StreamRecord<'a>) -> Result<Option<Change<'a>>, Unre
     let held = Held::of(sort_key);
     let mut fence = None;
     match held {
-        Held::Reaction(_, kind) if !is_kind(kind) => return Err(Unreadable::BadKind),
+        Held::Foreign => return Err(Unreadable::BadKind),
         Held::Control => match parse_fence(sort_key) {
             Some(f) if insert => fence = Some(f),
             _ => return Ok(None),

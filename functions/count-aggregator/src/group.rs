@@ -116,6 +116,11 @@ pub fn parse<'a>(event: &'a StreamEvent<'a>) -> Parsed<'a> {
                 out.ignored += 1;
                 continue;
             }
+            // `stream_record::read` refuses these already (invariant 7); skipped all the same.
+            (Held::Foreign, _) => {
+                out.skipped += 1;
+                continue;
+            }
         };
         let key = change.post_bucket;
         let (p, g) = match groups.get(key) {

@@ -14,10 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
-use likes_core::erase::{erase_user, EraseStore, Sweep};
-use likes_core::erase_job::{EraseJob, EraseQueue, ErasureRequests};
+use likes_core::erase::{erase_user_settled, settling, EraseStore, Sweep};
+use likes_core::erase_job::{EraseJob, EraseQueue, ErasureRequests, MAX_DELAY};
 use likes_core::time::{now_ts, parse_ts};
-use likes_core::StoreError;
 use tokio::time::Instant;
 
 /// Time kept back from the invocation's deadline to answer before Lambda stops the function.
@@ -38,6 +37,9 @@ pub struct Worker<S> {
     /// The users' pending jobs (the API's record of each): a finished job clears its user's,
     /// or, asked for again while it ran, continues up to the later request.
     pub erasures: Option<Arc<dyn ErasureRequests>>,
+    /// The longest an access token lives (`LIKES_MAX_TOKEN_LIFETIME_SECS`): a deleted
+    /// account's job waits this long after the deletion, then sweeps once more.
+    pub token_lifetime: Duration,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -45,17 +47,16 @@ pub enum Outcome {
     Erased(usize),
     /// Out of time after deleting this many: the job is on the queue again, as a new message.
     Continued(usize),
+    /// A deleted account's job that is not due yet: on the queue again, delayed this long.
+    Deferred(Duration),
     /// Not done this time; SQS will deliver it again.
     Retry(String),
 }
 
-/// How long until `settle` after the request, if that is still ahead.
-fn settling(requested_at: &str, settle: Duration) -> Option<Duration> {
-    let settled = parse_ts(requested_at)? + chrono::TimeDelta::from_std(settle).ok()?;
-    (settled - chrono::Utc::now())
-        .to_std()
-        .ok()
-        .filter(|w| !w.is_zero())
+/// When a deleted account's last sweep is due: its deletion plus the longest token lifetime.
+fn account_due(deleted_at: &str, token_lifetime: Duration) -> Option<String> {
+    let due = parse_ts(deleted_at)? + chrono::TimeDelta::from_std(token_lifetime).ok()?;
+    Some(likes_core::time::format_ts(due))
 }
 
 impl<S: EraseStore> Worker<S> {
@@ -66,29 +67,28 @@ impl<S: EraseStore> Worker<S> {
             // where an operator sees it.
             Err(e) => return Outcome::Retry(format!("not an erase job: {e}")),
         };
+        // A person's own erase: the likes made up to the request. A deleted account's: those
+        // made up to when no token issued before the deletion is left, swept then.
+        let since = match job.account_deleted {
+            false => job.requested_at.clone(),
+            true => match account_due(&job.requested_at, self.token_lifetime) {
+                Some(due) => due,
+                None => return Outcome::Retry("an account job whose time does not read".into()),
+            },
+        };
+        if let Some(wait) = settling(&since, Duration::ZERO) {
+            return self.defer(&job, wait).await;
+        }
         let deleted = AtomicUsize::new(0);
         let progress = |n: usize| deleted.store(n, Ordering::Relaxed);
         let sweep = Sweep {
             progress: &progress,
             empty_sweeps: self.empty_sweeps,
             pause: self.pause,
-            before: Some(&job.requested_at),
+            // For an account, every like made before no old token is left: all there can be.
+            before: Some(since.as_str()),
         };
-        let erase = async {
-            let first = erase_user(&self.likes, &job.user_id, &sweep).await?;
-            // A like stamped before the request may still be on its way: once it has had the
-            // time to land, sweep again (nothing to do costs one empty query or two).
-            let Some(wait) = settling(&job.requested_at, self.settle) else {
-                return Ok::<usize, StoreError>(first);
-            };
-            tokio::time::sleep(wait).await;
-            let more = |n: usize| deleted.store(first + n, Ordering::Relaxed);
-            let again = Sweep {
-                progress: &more,
-                ..sweep
-            };
-            Ok(first + erase_user(&self.likes, &job.user_id, &again).await?)
-        };
+        let erase = erase_user_settled(&self.likes, &job.user_id, &sweep, &since, self.settle);
         let done = match deadline {
             Some(d) => match tokio::time::timeout_at(d - DEADLINE_MARGIN, erase).await {
                 Ok(done) => done,
@@ -141,6 +141,22 @@ impl<S: EraseStore> Worker<S> {
                 Err(e) => Outcome::Retry(format!("asked for again, and not sent again: {e}")),
             },
             None => Outcome::Retry("asked for again while it ran; the rerun goes further".into()),
+        }
+    }
+
+    /// A job not due yet goes back on the queue, delayed as long as SQS allows (it comes back
+    /// and is delayed again until it is due): each hop is a message and an invocation.
+    async fn defer(&self, job: &EraseJob, wait: Duration) -> Outcome {
+        let Some(queue) = &self.requeue else {
+            return Outcome::Retry("not due yet, and no queue to defer it on".into());
+        };
+        let delay = wait.min(MAX_DELAY);
+        match queue.submit_after(job, delay).await {
+            Ok(()) => {
+                tracing::info!(job_id = %job.job_id, delay_secs = delay.as_secs(), "account erase not due yet; deferred");
+                Outcome::Deferred(delay)
+            }
+            Err(e) => Outcome::Retry(format!("not due yet, and not deferred: {e}")),
         }
     }
 

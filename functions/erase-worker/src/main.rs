@@ -32,6 +32,7 @@ async fn main() -> Result<(), Error> {
         settle: likes_core::erase_job::SETTLE,
         requeue,
         erasures,
+        token_lifetime: env.max_token_lifetime,
     };
     let worker = &worker;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use likes_core::reaction::{Held, LIKE};
+use likes_core::reaction::Held;
 use likes_core::store::events::Pair;
 use likes_core::stream_event::{StreamEvent, StreamRecord};
 use likes_core::stream_record::{log_skip, read, Unreadable};
@@ -72,9 +72,9 @@ fn held(held: Held<'_>) -> Result<Option<(&str, Kind)>, Unreadable> {
     match held {
         Held::Control => Ok(None),
         Held::Like(user) => Ok(Some((user, Kind::like()))),
-        // The like is never written as a reaction (`reaction::sort_key`): such a key would
-        // share the like's suppression state under another record's sequence numbers.
-        Held::Reaction(_, LIKE) => Err(Unreadable::Other("a reaction key naming the like")),
+        // Not written by us (`Held::Foreign`: a reaction key naming the like, or an unknown
+        // kind): skipped, as the aggregator skips it.
+        Held::Foreign => Err(Unreadable::BadKind),
         Held::Reaction(user, kind) => Kind::parse(kind)
             .map(|kind| Some((user, kind)))
             .map_err(|_| Unreadable::BadKind),

@@ -37,6 +37,7 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
                 job_id: offered,
                 user_id: me.clone(),
                 requested_at: at,
+                account_deleted: false,
             };
             queue.submit(&job).await?;
             return Ok(accepted(&job));

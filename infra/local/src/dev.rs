@@ -95,6 +95,9 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     .await
     .map_err(|e| LocalError::Setup(format!("the on-failure queue: {e}")))?;
     let erase_queue = erase_poller::create(&admin_sqs).await?;
+    tracing::info!(
+        "the erase queue at {erase_queue}: likes-admin erase-user --erase-queue-url {erase_queue}"
+    );
     setup::ensure_table(&dynamo, &ERASE_REQUESTS, &settings.erase_requests_table).await?;
     // The API and the worker each with its own clients: each role's calls are its own.
     let (api_dynamo, api_sqs) = (
@@ -123,6 +126,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             worker_dynamo,
             &settings.erase_requests_table,
         ))),
+        token_lifetime: settings.max_token_lifetime,
     };
     let _ = std::fs::create_dir_all(&settings.state_dir);
     let checkpoints = Checkpoints::load(Some(settings.state_dir.join("mapping-checkpoints.json")));

@@ -38,6 +38,8 @@ pub struct Settings {
     pub counts_table: String,
     /// Test hook: the aggregator's first N writes fail, to exercise redelivery.
     pub fail_first_writes: usize,
+    /// The erase worker's longest token lifetime (`LIKES_MAX_TOKEN_LIFETIME_SECS`).
+    pub max_token_lifetime: std::time::Duration,
     /// The aggregator mapping's `MaximumRetryAttempts` instead of the template's 100: a
     /// given-up batch and its runbook rehearsed in seconds (`LIKES_LOCAL_MAX_RETRIES`).
     pub max_retries: Option<u32>,
@@ -115,6 +117,7 @@ impl Settings {
             likes_table: var("LIKES_TABLE_NAME").unwrap_or_else(|| "likes".to_owned()),
             counts_table: var("COUNTS_TABLE_NAME").unwrap_or_else(|| "counts".to_owned()),
             fail_first_writes: parsed("LIKES_LOCAL_FAIL_FIRST_WRITES", "a number", 0)?,
+            max_token_lifetime: likes_aws::env::max_token_lifetime_from_env()?,
             max_retries: match var("LIKES_LOCAL_MAX_RETRIES") {
                 None => None,
                 Some(_) => Some(parsed("LIKES_LOCAL_MAX_RETRIES", "a number", 0)?),

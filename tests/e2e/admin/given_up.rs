@@ -12,21 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::Local;
-use crate::common::{http, request, token, Emulator};
-
-fn lab_faults(local: &Local, method: &str, rule: Option<Value>) {
-    let body = rule.map(|r| r.to_string()).unwrap_or_default();
-    let (s, b) = request(
-        local.stack.port,
-        method,
-        "/_local/lab/faults",
-        None,
-        &[],
-        body.as_bytes(),
-    )
-    .expect("the lab");
-    assert_eq!(s, 200, "{b}");
-}
+use crate::common::{http, token, Emulator};
 
 fn like(local: &Local, post: &str, user: &str) {
     let (s, b) = http(
@@ -61,10 +47,8 @@ fn a_batch_given_up_is_found_and_made_exact_by_the_runbook() {
     local.wait_exact("steady", Duration::from_secs(60));
 
     // The outage: every Counts update of the aggregator fails, until its batch is given up.
-    lab_faults(
-        &local,
-        "POST",
-        Some(json!({"operation": "UpdateItem", "table": "counts",
+    local.stack.arm_fault(
+        &(json!({"operation": "UpdateItem", "table": "counts",
             "identity": "CountAggregatorFunction", "fault": "refuse", "times": 1_000_000})),
     );
     for user in ["bo", "cy", "di"] {
@@ -80,7 +64,7 @@ fn a_batch_given_up_is_found_and_made_exact_by_the_runbook() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    lab_faults(&local, "DELETE", None);
+    local.stack.clear_faults();
     assert_eq!(
         local.counted("first-lost").iter().sum::<i64>(),
         0,

@@ -5,6 +5,7 @@
 //! API and its worker.
 
 use crate::common;
+mod account;
 mod erase;
 mod given_up;
 mod reactions;
@@ -84,6 +85,7 @@ impl Local {
             .as_str()
             .expect("the stack's lab")
             .to_owned();
+        let queue = self.erase_queue_url();
         let mut argv = vec![
             "likes-admin",
             "--json",
@@ -93,6 +95,8 @@ impl Local {
             "likes",
             "--counts-table",
             "counts",
+            "--erase-queue-url",
+            &queue,
         ];
         argv.extend_from_slice(args);
         let cli = Cli::try_parse_from(argv).map_err(|e| AdminError::Usage(e.to_string()))?;
@@ -100,6 +104,23 @@ impl Local {
         let denied = self.stack.denied();
         assert!(denied.is_empty(), "the lab refused calls: {denied:#?}");
         report
+    }
+
+    /// The stack's erase queue (its `EraseQueueUrl`).
+    pub fn erase_queue_url(&self) -> String {
+        let sqs = self.rt.block_on(async {
+            let conf = likes_aws::sdk::emulator_as(&self._emulator.endpoint, "admin").await;
+            aws_sdk_sqs::Client::new(&conf)
+        });
+        self.rt
+            .block_on(
+                sqs.get_queue_url()
+                    .queue_name(likes_local::erase_poller::ERASE_QUEUE)
+                    .send(),
+            )
+            .expect("the erase queue")
+            .queue_url
+            .expect("its URL")
     }
 
     /// Like items of `post` in each bucket (consistent; control items excluded).

@@ -180,6 +180,41 @@ impl Stack {
             .unwrap_or(Value::Null)
     }
 
+    /// Arms a fault in the stack's lab (`POST /_local/lab/faults`; `likes_local::lab`'s rules).
+    pub fn arm_fault(&self, rule: &Value) {
+        let (s, b) = request(
+            self.port,
+            "POST",
+            "/_local/lab/faults",
+            None,
+            &[],
+            rule.to_string().as_bytes(),
+        )
+        .expect("the lab");
+        assert_eq!(s, 200, "{b}");
+    }
+
+    /// Disarms every fault of the lab (`DELETE /_local/lab/faults`): an outage that ends.
+    pub fn clear_faults(&self) {
+        let (s, b) =
+            request(self.port, "DELETE", "/_local/lab/faults", None, &[], b"").expect("the lab");
+        assert_eq!(s, 200, "{b}");
+    }
+
+    /// Whether the lab has seen `identity` call `action` on a resource ending in `suffix` (it
+    /// records each distinct decision; a transaction's by the actions of its items, as IAM).
+    pub fn lab_saw(&self, identity: &str, action: &str, suffix: &str) -> bool {
+        self.lab()["decided"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|d| {
+                d["identity"] == identity
+                    && d["action"] == action
+                    && d["resource"].as_str().is_some_and(|r| r.ends_with(suffix))
+            })
+    }
+
     /// The calls the lab refused: a role of the template that does not allow what its code
     /// does.
     pub fn denied(&self) -> Vec<Value> {

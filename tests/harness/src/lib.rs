@@ -316,12 +316,20 @@ impl Tables {
     }
 }
 
-/// An erase queue that keeps what it was given: what the API or the worker sent, in order.
+/// An erase queue that keeps what it was given: what the API or the worker sent, in order,
+/// each with the delay it was sent with.
 #[derive(Default)]
-pub struct RecordedQueue(pub std::sync::Mutex<Vec<likes_core::erase_job::EraseJob>>);
+pub struct RecordedQueue(
+    pub std::sync::Mutex<Vec<(likes_core::erase_job::EraseJob, std::time::Duration)>>,
+);
 
 impl RecordedQueue {
     pub fn jobs(&self) -> Vec<likes_core::erase_job::EraseJob> {
+        self.sent().into_iter().map(|(job, _)| job).collect()
+    }
+
+    /// Each job with its delay.
+    pub fn sent(&self) -> Vec<(likes_core::erase_job::EraseJob, std::time::Duration)> {
         self.0.lock().map(|j| j.clone()).unwrap_or_default()
     }
 }
@@ -331,9 +339,17 @@ impl likes_core::erase_job::EraseQueue for RecordedQueue {
         &'a self,
         job: &'a likes_core::erase_job::EraseJob,
     ) -> likes_core::erase_job::Submitted<'a> {
+        self.submit_after(job, std::time::Duration::ZERO)
+    }
+
+    fn submit_after<'a>(
+        &'a self,
+        job: &'a likes_core::erase_job::EraseJob,
+        delay: std::time::Duration,
+    ) -> likes_core::erase_job::Submitted<'a> {
         Box::pin(async move {
             if let Ok(mut jobs) = self.0.lock() {
-                jobs.push(job.clone());
+                jobs.push((job.clone(), delay));
             }
             Ok(())
         })

@@ -163,3 +163,45 @@ async fn a_dropped_record_newer_than_the_marks_record_is_flagged_despite_lag() {
     assert_eq!((ordinary.duplicates, ordinary.anomalies), (1, 0));
     assert_eq!(count(&agg, &post).await, 1);
 }
+
+/// Issue 32: one rule for a key no writer of ours makes — a reaction key naming the like
+/// (`{user}#like`) or a kind outside the grammar (`likes_core::reaction::Held::Foreign`): the
+/// aggregator skips its records (invariant 7), and a recount counts it as nothing, so an audit
+/// sees no drift from it. (Before: the aggregator counted `{user}#like` as a reaction kind
+/// `like`, adding to the post's likes, and a recount as a like.)
+#[tokio::test]
+async fn a_reaction_key_naming_the_like_is_counted_by_no_reader() {
+    use likes_core::CountsLedger;
+    use std::collections::{BTreeMap, HashMap, HashSet};
+    let (_t, agg) = setup().await;
+    let post = PostId::new_random();
+    let user = UserId::new_random();
+    let mut foreign = Rec::new(true, &post, &user, (BASE21 + 1).to_string());
+    foreign.kind = Some("like".into());
+    let mut unknown = Rec::new(true, &post, &user, (BASE21 + 2).to_string());
+    unknown.kind = Some("Not-A-Kind".into());
+    let recs = [
+        Rec::new(true, &post, &user, BASE21.to_string()),
+        foreign,
+        unknown,
+    ];
+    let report = agg.deliver(&event(&recs)).await;
+    assert_eq!((report.skipped, report.checkpoint), (2, None));
+    let item = agg
+        .store()
+        .read_post(&post)
+        .await
+        .expect("read")
+        .expect("an item");
+    assert_eq!(item.kind_totals(), BTreeMap::from([("like".to_owned(), 1)]));
+
+    let held = HashSet::from([
+        user.to_string(),
+        format!("{user}#like"),
+        format!("{user}#Not-A-Kind"),
+    ]);
+    assert_eq!(
+        likes_admin::recount::exact_counts(&held, &HashMap::new()),
+        BTreeMap::from([("like".to_owned(), 1)])
+    );
+}

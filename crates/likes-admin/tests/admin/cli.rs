@@ -88,7 +88,28 @@ async fn bad_usage_and_input_exit_2_naming_the_problem_and_write_nothing() {
         ),
         // An erase on no terminal, unconfirmed.
         (vec!["erase-post", "--post", "p1"], env.to_vec(), "--yes"),
-        (vec!["erase-user", "--user", "alice"], env.to_vec(), "--yes"),
+        (
+            vec![
+                "erase-user",
+                "--user",
+                "alice",
+                "--erase-queue-url",
+                "http://127.0.0.1:9/000000000000/likes-erase",
+            ],
+            env.to_vec(),
+            "--yes",
+        ),
+        // An account's erase with nowhere to queue its last sweep.
+        (
+            vec!["erase-user", "--user", "alice", "--yes"],
+            env.to_vec(),
+            "--erase-queue-url",
+        ),
+        (
+            vec!["recount", "--post", "p1", "--noted"],
+            env.to_vec(),
+            "--noted",
+        ),
         (
             vec!["recount", "--post", "p1#3"],
             env.to_vec(),

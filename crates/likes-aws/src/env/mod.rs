@@ -187,6 +187,19 @@ impl EventsEnv {
     }
 }
 
+/// The longest a token is accepted after it is issued, `LIKES_MAX_TOKEN_LIFETIME_SECS` (the
+/// template's `MaxTokenLifetime`): by default an hour, as Cognito's and Okta's access tokens
+/// live, plus the minute of clock skew the function URL front door allows
+/// (`likes_auth::LEEWAY_SECS`). A deleted account's erase sweeps once more this long after the
+/// deletion.
+pub fn max_token_lifetime_from_env() -> Result<Duration, EnvError> {
+    Ok(Duration::from_secs(
+        number("LIKES_MAX_TOKEN_LIFETIME_SECS")?.unwrap_or(DEFAULT_MAX_TOKEN_LIFETIME_SECS),
+    ))
+}
+
+pub const DEFAULT_MAX_TOKEN_LIFETIME_SECS: u64 = 3660;
+
 /// What a deployed function reads from its environment.
 #[derive(Debug, Clone)]
 pub struct FunctionEnv {
@@ -211,6 +224,8 @@ pub struct FunctionEnv {
     pub liker_ids: LikerIdsSetting,
     /// The reaction kinds and mode (`LIKES_REACTION_KINDS`, `LIKES_REACTION_MODE`).
     pub reactions: Reactions,
+    /// [`max_token_lifetime_from_env`].
+    pub max_token_lifetime: Duration,
 }
 
 /// `LIKES_REACTION_KINDS` (comma-separated, `like` always among them; default `like`) and
@@ -318,6 +333,7 @@ impl FunctionEnv {
             limits: CallerLimits::from_env()?,
             liker_ids: LikerIdsSetting::from_env()?,
             reactions: reactions_from_env()?,
+            max_token_lifetime: max_token_lifetime_from_env()?,
         })
     }
 }

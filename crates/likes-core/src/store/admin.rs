@@ -8,9 +8,20 @@ use std::sync::atomic::AtomicU64;
 
 use crate::bucket::PostBucket;
 use crate::control::Phase;
-use crate::ids::PostId;
+use crate::ids::{PostId, UserId};
+use crate::reaction::Kind;
 
 use super::{CountsLedger, LeaseState, RepairNote, StoreError};
+
+/// A like or a reaction as a scan finds it: where, whose, which kind, and when it was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldItem {
+    pub bucket: PostBucket,
+    pub user: UserId,
+    pub kind: Kind,
+    /// `liked_at` or `reacted_at`, as stored.
+    pub at: String,
+}
 
 /// The Likes table, as the admin tool sees it.
 pub trait LikesAdmin: Send + Sync {
@@ -62,6 +73,14 @@ pub trait LikesAdmin: Send + Sync {
         bucket: &PostBucket,
         sort_keys: Vec<String>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// One segment of `total` of a consistent parallel scan: every like and reaction in it
+    /// whose keys read as ours (control items and foreign keys are left out).
+    fn scan_held(
+        &self,
+        segment: u32,
+        total: u32,
+    ) -> impl Future<Output = Result<Vec<HeldItem>, StoreError>> + Send;
 
     /// One segment of `total` of a parallel scan: the post ids that have likes in it, as
     /// stored (an id outside the grammar is the caller's to report); `likes` counts the likes

@@ -29,7 +29,7 @@ use crate::bucket::PostBucket;
 use crate::ids::{PostId, UserId};
 use crate::write_token::WriteToken;
 
-pub use admin::{CountsAdmin, LikesAdmin, Window};
+pub use admin::{CountsAdmin, HeldItem, LikesAdmin, Window};
 pub use counts::{
     ApplyOutcome, BucketCount, BucketWrite, CountsLedger, CountsRead, Ended, FenceRecord,
     FenceWrite, LeaseState, PostCounts, RepairNote, WindowEntry,

@@ -31,6 +31,7 @@ fn worker(t: &Tables, queue: &Arc<RecordedQueue>) -> Worker<DynamoLikes> {
         settle: Duration::ZERO,
         requeue: Some(Arc::clone(queue) as Arc<dyn EraseQueue>),
         erasures: None,
+        token_lifetime: Duration::from_secs(3600),
     }
 }
 
@@ -45,6 +46,7 @@ async fn a_job_out_of_time_continues_as_a_new_message_and_one_without_progress_f
         job_id: "big".into(),
         user_id: user.clone(),
         requested_at: "2026-12-01T00:00:00.000Z".into(),
+        account_deleted: false,
     };
     let body = serde_json::to_string(&job).expect("json");
 
@@ -90,4 +92,48 @@ async fn a_job_out_of_time_continues_as_a_new_message_and_one_without_progress_f
         .filter(|(_, u)| *u == user.to_string())
         .count();
     assert_eq!(left, 0);
+}
+
+/// A deleted account's job (`likes-admin erase-user`) waits out the longest token lifetime on
+/// the queue, delayed as long as SQS allows each time; once due, it erases every like made up
+/// to then (under the worker's role: conditional deletes, as a person's own erase).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accounts_job_waits_out_the_token_lifetime_then_erases_everything_before_it() {
+    let t = Tables::new().await;
+    let user = UserId::parse("auth0|deleted").expect("an id");
+    let post = PostId::parse("post-after").expect("an id");
+    let queue = Arc::new(RecordedQueue::default());
+    let mut w = worker(&t, &queue);
+    w.likes = t.as_role(likes_harness::lab::roles::WORKER).likes();
+    w.token_lifetime = Duration::from_secs(3600);
+    let at = |secs: i64| {
+        likes_core::time::format_ts(chrono::Utc::now() + chrono::TimeDelta::seconds(secs))
+    };
+    // Deleted 10 s ago; a like made 5 s ago, with a token issued before the deletion.
+    t.put_like(&post, &user, &at(-5)).await;
+    let job = EraseJob {
+        job_id: "account-1".into(),
+        user_id: user.clone(),
+        requested_at: at(-10),
+        account_deleted: true,
+    };
+    let body = serde_json::to_string(&job).expect("json");
+    let outcome = w.run_job(&body, None).await;
+    assert_eq!(outcome, Outcome::Deferred(likes_core::erase_job::MAX_DELAY));
+    assert_eq!(
+        queue.sent(),
+        vec![(job.clone(), likes_core::erase_job::MAX_DELAY)]
+    );
+    assert_eq!(t.scan(&t.likes_table).await.len(), 1, "nothing erased yet");
+
+    // Close to due: delayed by what is left, not more.
+    w.token_lifetime = Duration::from_secs(12);
+    match w.run_job(&body, None).await {
+        Outcome::Deferred(d) => assert!(d <= Duration::from_secs(2) && !d.is_zero(), "{d:?}"),
+        other => panic!("expected a deferral, got {other:?}"),
+    }
+    // Due (the lifetime ran out 2 s ago): the like made with the old token goes.
+    w.token_lifetime = Duration::from_secs(8);
+    assert_eq!(w.run_job(&body, None).await, Outcome::Erased(1));
+    assert!(t.scan(&t.likes_table).await.is_empty());
 }

@@ -43,6 +43,7 @@ async fn a_job_asked_for_again_while_it_ran_goes_on_to_the_later_request() {
         settle: Duration::ZERO,
         requeue: Some(queue.clone() as Arc<dyn EraseQueue>),
         erasures: Some(pending.clone() as Arc<dyn ErasureRequests>),
+        token_lifetime: Duration::from_secs(3600),
     };
     // Requested at T1, then again at T2 while the T1 message was on its way.
     let first = pending.request(&me, "job-1", T1).await.unwrap();
@@ -95,11 +96,13 @@ async fn a_like_stamped_before_the_request_and_written_late_is_erased() {
         settle: likes_core::erase_job::SETTLE,
         requeue: None,
         erasures: None,
+        token_lifetime: Duration::from_secs(3600),
     };
     let job = EraseJob {
         job_id: "late".into(),
         user_id: me.clone(),
         requested_at,
+        account_deleted: false,
     };
     let body = serde_json::to_string(&job).unwrap();
     let late_write = async {
@@ -157,6 +160,7 @@ async fn the_workers_role_allows_noting_its_continuation_on_dynamodb() {
             worker_tables.client.clone(),
             &table,
         )) as Arc<dyn ErasureRequests>),
+        token_lifetime: Duration::from_secs(3600),
     };
     let body = serde_json::to_string(&first.job(&me)).unwrap();
     assert_eq!(worker.run_job(&body, None).await, Outcome::Continued(1));
@@ -201,11 +205,13 @@ async fn an_erase_leaves_nothing_of_a_like_its_index_shows_late() {
         settle: likes_core::erase_job::SETTLE,
         requeue: None,
         erasures: None,
+        token_lifetime: Duration::from_secs(3600),
     };
     let job = EraseJob {
         job_id: "through-lag".into(),
         user_id: me.clone(),
         requested_at,
+        account_deleted: false,
     };
     let body = serde_json::to_string(&job).unwrap();
     assert_eq!(worker.run_job(&body, None).await, Outcome::Erased(1));

@@ -6,17 +6,30 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, WriteRequest};
 use likes_core::control::{self, fence_key, is_control, KeyRange, Phase, LIKES_END};
-use likes_core::reaction::{is_kind, Held};
-use likes_core::{LikesAdmin, PostBucket, StoreError, Window};
+use likes_core::reaction::{Held, Kind};
+use likes_core::{HeldItem, LikesAdmin, PostBucket, StoreError, UserId, Window};
 
 use super::windows::{CONTROL_TTL_SECS, LIKED};
 use super::{item_key, DynamoLikes};
 use crate::dynamo::calls::{self, query_all};
 use crate::dynamo::classify::{build, classify, classify_read};
 use crate::dynamo::s;
-use crate::dynamo::schema::likes::{EVENT, EXPIRES_AT, PK, SK};
+use crate::dynamo::schema::likes::{EVENT, EXPIRES_AT, LIKED_AT, PK, REACTED_AT, SK};
 
 impl DynamoLikes {
+    /// Segment `segment` of a parallel Scan of `total` segments of the table.
+    fn segment_scan(
+        &self,
+        segment: u32,
+        total: u32,
+    ) -> aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder {
+        self.client
+            .scan()
+            .table_name(&self.table)
+            .segment(i32::try_from(segment).unwrap_or(i32::MAX))
+            .total_segments(i32::try_from(total).unwrap_or(i32::MAX))
+    }
+
     /// A consistent Query of the bucket's items whose sort key is in `range`.
     fn range_query(
         &self,
@@ -92,8 +105,8 @@ impl LikesAdmin for DynamoLikes {
     async fn count_kinds(&self, bucket: &PostBucket) -> Result<BTreeMap<String, i64>, StoreError> {
         let mut counts = BTreeMap::new();
         for key in self.held_keys(bucket).await? {
-            // As the aggregator counts: a kind outside the grammar is not one.
-            if let Some(kind) = Held::of(&key).kind().filter(|k| is_kind(k)) {
+            // As the aggregator counts (`Held`): a foreign key is no like and no reaction.
+            if let Some(kind) = Held::of(&key).kind() {
                 *counts.entry(kind.to_owned()).or_insert(0) += 1;
             }
         }
@@ -158,6 +171,52 @@ impl LikesAdmin for DynamoLikes {
         calls::write_all(&self.client, &self.table, requests, 8).await
     }
 
+    async fn scan_held(&self, segment: u32, total: u32) -> Result<Vec<HeldItem>, StoreError> {
+        let mut held = Vec::new();
+        let mut pages = self
+            .segment_scan(segment, total)
+            // Consistent: a kind taken back a moment ago must not be kept as the newest while
+            // the one it would keep is deleted.
+            .consistent_read(true)
+            .projection_expression("#pb, #sk, #la, #ra")
+            .expression_attribute_names("#pb", PK)
+            .expression_attribute_names("#sk", SK)
+            .expression_attribute_names("#la", LIKED_AT)
+            .expression_attribute_names("#ra", REACTED_AT)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            for item in page.map_err(classify_read)?.items() {
+                let get = |k: &str| item.get(k).and_then(|v| v.as_s().ok());
+                let (Some(pb), Some(sk)) = (get(PK), get(SK)) else {
+                    continue;
+                };
+                // Only what reads as ours: control items, foreign keys and ids outside the
+                // grammar are no one's like or reaction.
+                let (user, kind, at) = match Held::of(sk) {
+                    Held::Like(user) => (user, Kind::like(), get(LIKED_AT)),
+                    Held::Reaction(user, kind) => match Kind::parse(kind) {
+                        Ok(kind) => (user, kind, get(REACTED_AT)),
+                        Err(_) => continue,
+                    },
+                    Held::Control | Held::Foreign => continue,
+                };
+                let (Ok(bucket), Ok(user), Some(at)) =
+                    (PostBucket::parse(pb), UserId::parse(user), at)
+                else {
+                    continue;
+                };
+                held.push(HeldItem {
+                    bucket,
+                    user,
+                    kind,
+                    at: at.clone(),
+                });
+            }
+        }
+        Ok(held)
+    }
+
     async fn scan_posts(
         &self,
         segment: u32,
@@ -166,11 +225,7 @@ impl LikesAdmin for DynamoLikes {
     ) -> Result<BTreeSet<String>, StoreError> {
         let mut posts = BTreeSet::new();
         let mut pages = self
-            .client
-            .scan()
-            .table_name(&self.table)
-            .segment(i32::try_from(segment).unwrap_or(i32::MAX))
-            .total_segments(i32::try_from(total).unwrap_or(i32::MAX))
+            .segment_scan(segment, total)
             .projection_expression("#pb, #sk")
             .expression_attribute_names("#pb", PK)
             .expression_attribute_names("#sk", SK)

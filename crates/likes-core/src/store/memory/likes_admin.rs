@@ -9,8 +9,8 @@ use crate::bucket::PostBucket;
 use crate::control::{self, fence_key, is_control, Phase};
 use crate::erase::EraseStore;
 use crate::ids::UserId;
-use crate::reaction::{is_kind, sort_key, Held, Kind};
-use crate::store::{LikesAdmin, StoreError, Window};
+use crate::reaction::{sort_key, Held, Kind};
+use crate::store::{HeldItem, LikesAdmin, StoreError, Window};
 
 impl MemoryLikes {
     /// Removes `bucket`'s item under `sort_key`, whatever it is; whether there was one.
@@ -75,8 +75,8 @@ impl LikesAdmin for MemoryLikes {
     async fn count_kinds(&self, bucket: &PostBucket) -> Result<BTreeMap<String, i64>, StoreError> {
         let mut counts = BTreeMap::new();
         for key in self.bucket_users(bucket).await? {
-            // As the aggregator counts: a kind outside the grammar is not one.
-            if let Some(kind) = Held::of(&key).kind().filter(|k| is_kind(k)) {
+            // As the aggregator counts (`Held`): a foreign key is no like and no reaction.
+            if let Some(kind) = Held::of(&key).kind() {
                 *counts.entry(kind.to_owned()).or_insert(0) += 1;
             }
         }
@@ -133,6 +133,26 @@ impl LikesAdmin for MemoryLikes {
             self.remove_item(bucket, &key)?;
         }
         Ok(())
+    }
+
+    async fn scan_held(&self, segment: u32, total: u32) -> Result<Vec<HeldItem>, StoreError> {
+        let items = self.items.lock().map_err(|_| poisoned())?;
+        let reactions = self.reactions.lock().map_err(|_| poisoned())?;
+        let likes = items.iter().map(|((b, u), at)| (b, u, Kind::like(), at));
+        let others = reactions
+            .iter()
+            .map(|((b, u, k), at)| (b, u, k.clone(), at));
+        Ok(likes
+            .chain(others)
+            .enumerate()
+            .filter(|(i, _)| *i as u64 % u64::from(total.max(1)) == u64::from(segment))
+            .map(|(_, (bucket, user, kind, at))| HeldItem {
+                bucket: bucket.clone(),
+                user: user.clone(),
+                kind,
+                at: at.clone(),
+            })
+            .collect())
     }
 
     async fn scan_posts(

@@ -208,6 +208,10 @@ impl EraseQueue for FakeQueue {
         let answer = self.0.map_or(Ok(()), |f| Err(f.error()));
         Box::pin(async move { answer })
     }
+
+    fn submit_after<'a>(&'a self, job: &'a EraseJob, _: std::time::Duration) -> Submitted<'a> {
+        self.submit(job)
+    }
 }
 
 /// The reaction kinds of the fakes' deployment.
