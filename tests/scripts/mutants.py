@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Runs the in-repo mutants (tests/mutants/mutants.toml): each deliberate defect is applied to a
 scratch copy of the working tree, its named test is built and run, and the mutant is reported
-caught (the test failed), missed (it passed), stale (its text is no longer in the file) or
-unviable (the mutated code does not build). Exits non-zero unless every mutant is caught.
+caught, missed (the test passed), stale (its text is no longer in the file), unviable (the
+mutated code does not build), timeout (the test ran past its limit) or broken (the test
+failed, but not on an assertion of its own: a harness that could not start, an emulator that
+went away). Caught means only this: a test of the named test binary failed on an assertion (a
+`panicked at` under its `---- name stdout ----`), and the unmutated test, run again at once,
+passes — so a stalled emulator can never turn every later mutant into a catch. A mutant with
+`runs = N` (a test whose inputs are random) is run N times and reports its catch rate; it
+counts as caught only if every run caught it. Exits non-zero unless every mutant is caught.
 
     infra/scripts/with-moto.sh tests/scripts/mutants.py [--head] [NAME ...]   # what `make mutants` runs
     tests/scripts/mutants.py --list
@@ -67,12 +73,34 @@ def build_command(test: str):
 
 
 def run(argv, cwd, env, log):
-    with open(log, "ab") as out:
-        try:
-            return subprocess.run(argv, cwd=cwd, env=env, stdout=out, stderr=out,
-                                  timeout=TEST_TIMEOUT).returncode
-        except subprocess.TimeoutExpired:
-            return "timeout"
+    """The exit status (or "timeout") and the output, which is also appended to the log."""
+    try:
+        done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=TEST_TIMEOUT)
+        code, output = done.returncode, done.stdout.decode(errors="replace")
+    except subprocess.TimeoutExpired as e:
+        code, output = "timeout", (e.output or b"").decode(errors="replace")
+    with open(log, "a") as out:
+        out.write(output)
+    return code, output
+
+
+def failed_on_assertion(output: str) -> bool:
+    """Whether a test failed on one of its own assertions: libtest prints each failed test's
+    output under `---- <name> stdout ----`, and a failed assertion there as `panicked at`."""
+    return "test result: FAILED" in output and any(
+        "panicked at" in section.split("\n---- ")[0]
+        for section in output.split("\n---- ")[1:])
+
+
+def verdict_of(test: str, cwd, env, log) -> str:
+    """One run of a mutated test: caught, missed, timeout or broken (see the module's docs)."""
+    code, output = run(shlex.split(test), cwd, env, log)
+    if code == 0:
+        return "missed"
+    if code == "timeout":
+        return "timeout"
+    return "caught" if failed_on_assertion(output) else "broken"
 
 
 def main():
@@ -102,7 +130,7 @@ def main():
         copy_tree(scratch, head)
         for test in sorted({m["test"] for m in mutants}):
             print(f"baseline: {test}", flush=True)
-            code = run(shlex.split(test), scratch, env, log)
+            code, _ = run(shlex.split(test), scratch, env, log)
             if code != 0:
                 sys.exit(f"mutants: `{test}` fails without any mutant ({code}); see {log}")
 
@@ -117,13 +145,23 @@ def main():
             else:
                 path.write_text(original.replace(m["from"], m["to"]))
                 try:
-                    if run(build_command(m["test"]), scratch, env, log) != 0:
+                    if run(build_command(m["test"]), scratch, env, log)[0] != 0:
                         verdict = "unviable"
                     else:
-                        code = run(shlex.split(m["test"]), scratch, env, log)
-                        verdict = "missed" if code == 0 else "caught"
+                        runs = [verdict_of(m["test"], scratch, env, log)
+                                for _ in range(int(m.get("runs", 1)))]
+                        verdict = next((v for v in ("broken", "timeout", "missed")
+                                        if v in runs), "caught")
+                        if len(runs) > 1:
+                            rate = f"{runs.count('caught')}/{len(runs)}"
+                            print(f"          {m['name']}: caught in {rate} runs", flush=True)
                 finally:
                     path.write_text(original)
+                if verdict == "caught":
+                    # The catch counts only if the unmutated test passes again now.
+                    code, _ = run(shlex.split(m["test"]), scratch, env, log)
+                    if code != 0:
+                        verdict = "broken"
             secs = time.monotonic() - started
             results.append((m, verdict))
             print(f"{verdict:9} {m['guarantee']:24} {m['name']:45} {secs:6.0f} s", flush=True)
@@ -136,7 +174,9 @@ def main():
         print(f"mutants: caught {caught}/{len(results)}, "
               f"missed {sum(v == 'missed' for _, v in results)}, "
               f"stale {sum(v == 'stale' for _, v in results)}, "
-              f"unviable {sum(v == 'unviable' for _, v in results)}")
+              f"unviable {sum(v == 'unviable' for _, v in results)}, "
+              f"timeout {sum(v == 'timeout' for _, v in results)}, "
+              f"broken {sum(v == 'broken' for _, v in results)}")
         for m, v in results:
             if v != "caught":
                 print(f"  {v}: {m['name']} ({m['why']}); test: {m['test']}")

@@ -7,12 +7,11 @@
 //! new (user, post) with several kinds appears while it runs. Idempotent: a second run finds
 //! nothing.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures::stream::{self, StreamExt};
 use likes_core::erase::EraseStore;
-use likes_core::{HeldItem, LikesAdmin, PostBucket, UserId};
+use likes_core::{HeldItem, LikesAdmin};
 
 use crate::AdminError;
 
@@ -32,31 +31,19 @@ pub struct Plan {
 
 /// Scans the table (`segments` parallel segments) for pairs holding several kinds.
 pub async fn plan<L: LikesAdmin>(likes: &L, segments: u32) -> Result<Plan, AdminError> {
-    let scans = (0..segments).map(|seg| likes.scan_held(seg, segments));
-    // A user's kinds of a post are all in one bucket (the bucket is the user's): grouped by
-    // bucket and user, they are the pair's.
-    let mut pairs: BTreeMap<(PostBucket, UserId), Vec<HeldItem>> = BTreeMap::new();
-    let mut held = 0;
+    let held = AtomicU64::new(0);
+    let scans = (0..segments).map(|seg| likes.scan_several(seg, segments, &held));
+    let mut plan = Plan::default();
     for found in futures::future::join_all(scans).await {
-        for item in found? {
-            held += 1;
-            pairs
-                .entry((item.bucket.clone(), item.user.clone()))
-                .or_default()
-                .push(item);
+        for mut kinds in found? {
+            plan.pairs += 1;
+            // The newest stays (the kind's name breaks a tie, so that a rerun decides alike).
+            kinds.sort_by(|a, b| (&a.at, a.kind.as_str()).cmp(&(&b.at, b.kind.as_str())));
+            kinds.pop();
+            plan.extra.extend(kinds);
         }
     }
-    let mut plan = Plan {
-        held,
-        ..Plan::default()
-    };
-    for (_, mut kinds) in pairs.into_iter().filter(|(_, k)| k.len() > 1) {
-        plan.pairs += 1;
-        // The newest stays (the kind's name breaks a tie, so that a rerun decides alike).
-        kinds.sort_by(|a, b| (&a.at, a.kind.as_str()).cmp(&(&b.at, b.kind.as_str())));
-        kinds.pop();
-        plan.extra.extend(kinds);
-    }
+    plan.held = usize::try_from(held.load(Ordering::Relaxed)).unwrap_or(usize::MAX);
     Ok(plan)
 }
 

@@ -22,7 +22,9 @@ impl SqsEraseQueue {
 impl SqsEraseQueue {
     async fn send(&self, job: &EraseJob, delay: Duration) -> Result<(), StoreError> {
         let body = serde_json::to_string(job).map_err(|e| StoreError::Internal(e.to_string()))?;
-        let delay = delay.min(MAX_DELAY).as_secs();
+        // Whole seconds, rounded up: a message back a fraction early would find its job not
+        // due and be sent again at once.
+        let delay = delay.min(MAX_DELAY).as_millis().div_ceil(1000);
         self.client
             .send_message()
             .queue_url(&self.queue_url)

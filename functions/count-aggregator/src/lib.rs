@@ -50,8 +50,10 @@
 //!     stream, so it sets the mark back to itself (conditional on the mark it found), and the
 //!     recount makes the bucket exact.
 //! 11. **A failing batch leaves a note of every post it leaves unapplied.** When a post of the
-//!     batch failed (after the SDK's retries), each post whose records are reported unapplied
-//!     (failed, or deferred by the deadline: a batch given up holds both) gets a repair note,
+//!     batch failed (after the SDK's retries), or its oldest record is more than an hour old,
+//!     each post whose records are reported unapplied (failed, or deferred by the deadline: a
+//!     batch given up after retries holds both, one given up for age perhaps only deferred
+//!     posts) gets a repair note,
 //!     an item of its own beside the posts' (`likes_core::RepairNote`), before the invocation
 //!     ends. If Lambda later gives the batch up, `likes-admin recount --noted` recounts exactly
 //!     those posts, one that never got a Counts item included; a post that later succeeded is
@@ -231,8 +233,11 @@ impl<C: CountsLedger> Aggregator<C> {
                 unapplied.push((post, seq));
             }
         }
-        // Invariant 11: a failing batch notes its unapplied posts before Lambda can give it up.
-        if report.failed_posts > 0 {
+        // Invariant 11: a failing batch notes its unapplied posts before Lambda can give it up;
+        // so does one an hour behind (a day behind, Lambda gives it up for age, even if its
+        // posts were only ever deferred).
+        if report.failed_posts > 0 || (!unapplied.is_empty() && report.lag_ms() > notes::BEHIND_MS)
+        {
             report.noted_posts = notes::note(&self.counts, &unapplied, deadline).await;
         }
         self.totals

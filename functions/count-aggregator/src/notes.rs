@@ -9,6 +9,11 @@ use futures::stream::{self, StreamExt};
 use likes_core::{CountsLedger, PostId};
 use tokio::time::Instant;
 
+/// How far behind the stream (its oldest record's age) a batch with deferred posts is noted
+/// although none failed: Lambda gives records up a day old, and nothing here is that slow in
+/// health, so a batch an hour behind is one that may be given up.
+pub const BEHIND_MS: i64 = 3_600_000;
+
 /// Time kept back from the deadline for the response itself.
 const RESPONSE_MARGIN: Duration = Duration::from_millis(500);
 /// Notes written at once: they are small writes to distinct items.

@@ -76,7 +76,7 @@ impl<S: EraseStore> Worker<S> {
                 None => return Outcome::Retry("an account job whose time does not read".into()),
             },
         };
-        if let Some(wait) = settling(&since, Duration::ZERO) {
+        if let Some(wait) = settling(&since, Duration::ZERO).filter(|_| job.account_deleted) {
             return self.defer(&job, wait).await;
         }
         let deleted = AtomicUsize::new(0);

@@ -226,6 +226,13 @@ fn an_erase_during_a_recount_never_leaves_a_count_wrong() {
 fn a_recount_whose_window_lost_entries_refuses() {
     let local = Local::start(None);
     let post = "window-cut";
+    // The recount's 16 end fences (its second 16 writes) held 3 s on the network: its windows
+    // stay open long enough for the meddling, whatever the machine's speed (issue 33: the
+    // test used to pass with no assertion when its poll came too late).
+    local.stack.arm_fault(
+        &serde_json::json!({"operation": "PutItem", "table": "likes",
+        "identity": "OperatorPolicy", "skip": 16, "times": 16, "fault": "delay:3000"}),
+    );
     let (meddled, recount) = recount_meddled(&local, post, |b| {
         // Delete every entry the window holds, for as long as any appear, once.
         let keys = control_keys(&local, post, b, "~w#");
@@ -246,8 +253,10 @@ fn a_recount_whose_window_lost_entries_refuses() {
         !keys.is_empty()
     });
     println!("meddled {meddled}; recount {recount:?}");
-    if meddled {
-        let why = recount.expect_err("a recount that lost window entries must not succeed");
-        assert!(why.contains("something deleted them"), "{why}");
-    }
+    assert!(
+        meddled,
+        "the window's entries were never deleted while the recount ran"
+    );
+    let why = recount.expect_err("a recount that lost window entries must not succeed");
+    assert!(why.contains("something deleted them"), "{why}");
 }

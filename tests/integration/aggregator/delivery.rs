@@ -334,3 +334,45 @@ async fn a_failing_batch_notes_each_post_it_leaves_unapplied() {
         "the one post's item: a cleared note is gone"
     );
 }
+
+/// Invariant 11, for a batch given up for age: its posts may only ever have been deferred (no
+/// time left in the invocation), never failed. A batch an hour behind notes them; a fresh one
+/// deferred by its deadline does not (it is retried at once, and nothing is wrong).
+#[tokio::test]
+async fn a_batch_an_hour_behind_notes_its_deferred_posts() {
+    use likes_harness::stream::{event_json, record_json};
+    let (t, agg) = setup().await;
+    let admin = t.counts();
+    let (fresh, old) = (PostId::new_random(), PostId::new_random());
+    let batch = |post: &PostId, age_secs: i64| {
+        let recs: Vec<serde_json::Value> = likes_of(post, &users(2), BASE21)
+            .iter()
+            .map(|r| {
+                let mut json = record_json(r);
+                let created = chrono::Utc::now().timestamp() - age_secs;
+                json["dynamodb"]["ApproximateCreationDateTime"] = created.into();
+                json
+            })
+            .collect();
+        event_json(&recs)
+    };
+    // Less time left than a post needs (9 s): every post is deferred, as near a deadline.
+    let deliver = |post: &PostId, age_secs: i64| {
+        let text = batch(post, age_secs).0;
+        let agg = &agg;
+        async move {
+            let deadline = Some(tokio::time::Instant::now() + std::time::Duration::from_secs(5));
+            agg.process_json(&text, deadline).await.expect("a batch")
+        }
+    };
+    let report = deliver(&fresh, 5).await;
+    assert_eq!((report.deferred_posts, report.noted_posts), (1, 0));
+    let report = deliver(&old, 7_200).await;
+    assert_eq!((report.deferred_posts, report.failed_posts), (1, 0));
+    assert_eq!(report.noted_posts, 1);
+    let notes = admin.repair_notes().await.expect("notes");
+    assert_eq!(
+        notes.iter().map(|n| &n.post).collect::<Vec<_>>(),
+        vec![&old]
+    );
+}

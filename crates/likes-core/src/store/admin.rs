@@ -74,13 +74,16 @@ pub trait LikesAdmin: Send + Sync {
         sort_keys: Vec<String>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// One segment of `total` of a consistent parallel scan: every like and reaction in it
-    /// whose keys read as ours (control items and foreign keys are left out).
-    fn scan_held(
+    /// One segment of `total` of a consistent parallel scan: the (user, post) pairs in it that
+    /// hold more than one kind, each with its kinds (control items and foreign keys left out).
+    /// Only those are kept in memory: a table of any size scans in little. `held` counts every
+    /// like and reaction seen.
+    fn scan_several(
         &self,
         segment: u32,
         total: u32,
-    ) -> impl Future<Output = Result<Vec<HeldItem>, StoreError>> + Send;
+        held: &AtomicU64,
+    ) -> impl Future<Output = Result<Vec<Vec<HeldItem>>, StoreError>> + Send;
 
     /// One segment of `total` of a parallel scan: the post ids that have likes in it, as
     /// stored (an id outside the grammar is the caller's to report); `likes` counts the likes

@@ -91,6 +91,24 @@ impl DynamoLikes {
     }
 }
 
+/// A scanned item as a like or a reaction of ours; `None` for control items, foreign keys and
+/// ids outside the grammar (no one's like or reaction).
+fn held_item(item: &std::collections::HashMap<String, AttributeValue>) -> Option<HeldItem> {
+    let get = |k: &str| item.get(k).and_then(|v| v.as_s().ok());
+    let sk = get(SK)?;
+    let (user, kind, at) = match Held::of(sk) {
+        Held::Like(user) => (user, Kind::like(), get(LIKED_AT)?),
+        Held::Reaction(user, kind) => (user, Kind::parse(kind).ok()?, get(REACTED_AT)?),
+        Held::Control | Held::Foreign => return None,
+    };
+    Some(HeldItem {
+        bucket: PostBucket::parse(get(PK)?).ok()?,
+        user: UserId::parse(user).ok()?,
+        kind,
+        at: at.clone(),
+    })
+}
+
 impl LikesAdmin for DynamoLikes {
     async fn count_bucket(&self, bucket: &PostBucket) -> Result<i64, StoreError> {
         // Counted by sort key, as the aggregator counts: a like is a key without `#`. A Query
@@ -171,8 +189,17 @@ impl LikesAdmin for DynamoLikes {
         calls::write_all(&self.client, &self.table, requests, 8).await
     }
 
-    async fn scan_held(&self, segment: u32, total: u32) -> Result<Vec<HeldItem>, StoreError> {
-        let mut held = Vec::new();
+    async fn scan_several(
+        &self,
+        segment: u32,
+        total: u32,
+        held: &AtomicU64,
+    ) -> Result<Vec<Vec<HeldItem>>, StoreError> {
+        let mut several = Vec::new();
+        // A Scan returns a partition's items together, in sort-key order, and every id byte
+        // sorts above `#`: a user's like `{user}` and reactions `{user}#{kind}` come one after
+        // another. So a pair is complete when the next item is another's.
+        let mut pair: Vec<HeldItem> = Vec::new();
         let mut pages = self
             .segment_scan(segment, total)
             // Consistent: a kind taken back a moment ago must not be kept as the newest while
@@ -187,34 +214,26 @@ impl LikesAdmin for DynamoLikes {
             .send();
         while let Some(page) = pages.next().await {
             for item in page.map_err(classify_read)?.items() {
-                let get = |k: &str| item.get(k).and_then(|v| v.as_s().ok());
-                let (Some(pb), Some(sk)) = (get(PK), get(SK)) else {
+                let Some(found) = held_item(item) else {
                     continue;
                 };
-                // Only what reads as ours: control items, foreign keys and ids outside the
-                // grammar are no one's like or reaction.
-                let (user, kind, at) = match Held::of(sk) {
-                    Held::Like(user) => (user, Kind::like(), get(LIKED_AT)),
-                    Held::Reaction(user, kind) => match Kind::parse(kind) {
-                        Ok(kind) => (user, kind, get(REACTED_AT)),
-                        Err(_) => continue,
-                    },
-                    Held::Control | Held::Foreign => continue,
-                };
-                let (Ok(bucket), Ok(user), Some(at)) =
-                    (PostBucket::parse(pb), UserId::parse(user), at)
-                else {
-                    continue;
-                };
-                held.push(HeldItem {
-                    bucket,
-                    user,
-                    kind,
-                    at: at.clone(),
-                });
+                held.fetch_add(1, Ordering::Relaxed);
+                let same = pair
+                    .first()
+                    .is_some_and(|p| p.bucket == found.bucket && p.user == found.user);
+                if !same && !pair.is_empty() {
+                    let done = std::mem::take(&mut pair);
+                    if done.len() > 1 {
+                        several.push(done);
+                    }
+                }
+                pair.push(found);
             }
         }
-        Ok(held)
+        if pair.len() > 1 {
+            several.push(pair);
+        }
+        Ok(several)
     }
 
     async fn scan_posts(

@@ -153,6 +153,9 @@ impl EraseStore for DynamoLikes {
             let kind = match Held::of(&sk) {
                 Held::Reaction(_, kind) => Kind::parse(kind)
                     .map_err(|e| StoreError::Internal(format!("stored key {sk:?}: {e}")))?,
+                // Not written by us (`Held::Foreign`): no reaction to erase, and no reason to
+                // fail the person's erase over it.
+                Held::Foreign => continue,
                 _ => return Err(StoreError::Internal(format!("{sk:?} is not a reaction"))),
             };
             found.push((bucket, kind));

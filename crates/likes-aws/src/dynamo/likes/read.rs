@@ -142,7 +142,10 @@ impl DynamoLikes {
         query_pages(query, |out| {
             for item in out.items() {
                 let sk = attr_s(item, SK)?;
-                let user = Held::of(&sk).user().unwrap_or_default();
+                // A foreign key (`Held::Foreign`) is no one's like or reaction: not listed.
+                let Some(user) = Held::of(&sk).user() else {
+                    continue;
+                };
                 let pos = LikerPos {
                     liked_at: attr_s(item, listing.time)?,
                     user_id: UserId::parse(user)

@@ -135,23 +135,36 @@ impl LikesAdmin for MemoryLikes {
         Ok(())
     }
 
-    async fn scan_held(&self, segment: u32, total: u32) -> Result<Vec<HeldItem>, StoreError> {
+    async fn scan_several(
+        &self,
+        segment: u32,
+        total: u32,
+        held: &AtomicU64,
+    ) -> Result<Vec<Vec<HeldItem>>, StoreError> {
         let items = self.items.lock().map_err(|_| poisoned())?;
         let reactions = self.reactions.lock().map_err(|_| poisoned())?;
         let likes = items.iter().map(|((b, u), at)| (b, u, Kind::like(), at));
         let others = reactions
             .iter()
             .map(|((b, u, k), at)| (b, u, k.clone(), at));
-        Ok(likes
-            .chain(others)
-            .enumerate()
-            .filter(|(i, _)| *i as u64 % u64::from(total.max(1)) == u64::from(segment))
-            .map(|(_, (bucket, user, kind, at))| HeldItem {
+        let mut pairs: BTreeMap<(&PostBucket, &UserId), Vec<HeldItem>> = BTreeMap::new();
+        for (bucket, user, kind, at) in likes.chain(others) {
+            // By partition, as DynamoDB segments a scan: a pair is never split.
+            let hash = crate::bucket::fnv1a64(bucket.to_string().as_bytes());
+            if hash % u64::from(total.max(1)) != u64::from(segment) {
+                continue;
+            }
+            held.fetch_add(1, Ordering::Relaxed);
+            pairs.entry((bucket, user)).or_default().push(HeldItem {
                 bucket: bucket.clone(),
                 user: user.clone(),
                 kind,
                 at: at.clone(),
-            })
+            });
+        }
+        Ok(pairs
+            .into_values()
+            .filter(|kinds| kinds.len() > 1)
             .collect())
     }
 
