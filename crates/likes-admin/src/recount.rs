@@ -208,8 +208,9 @@ async fn fence_bucket<L: LikesAdmin, C>(
 }
 
 /// The second half, once the end fence is applied: the window, its check, the correction, the
-/// cleanup.
-async fn finish_bucket<L: LikesAdmin, C: CountsAdmin>(
+/// cleanup. Public so that the recount property (`tests/integration/recount_model.rs`) runs the
+/// job's own code rather than a copy of it.
+pub async fn finish_bucket<L: LikesAdmin, C: CountsAdmin>(
     s: &Stores<L, C>,
     pb: PostBucket,
     job: &str,

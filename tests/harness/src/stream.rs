@@ -254,6 +254,28 @@ pub fn history_to_records(
     (records, likes)
 }
 
+/// The ops of a kinds history that change what is held — (user, post, kind, added) — applied
+/// to `held`, which ends as the history's final holdings.
+pub fn changes(
+    ops: &[(usize, usize, bool)],
+    kinds: &[usize],
+    held: &mut HashSet<(usize, usize, usize)>,
+) -> Vec<(usize, usize, usize, bool)> {
+    let mut out = Vec::new();
+    for (i, &(u, p, like)) in ops.iter().enumerate() {
+        let k = kinds.get(i).copied().unwrap_or(0) % KINDS.len();
+        let changed = if like {
+            held.insert((u, p, k))
+        } else {
+            held.remove(&(u, p, k))
+        };
+        if changed {
+            out.push((u, p, k, like));
+        }
+    }
+    out
+}
+
 /// The kinds a kinds history draws from: `kinds[i]` indexes it (the like when missing).
 pub const KINDS: [&str; 3] = ["like", "love", "+1"];
 
@@ -270,19 +292,11 @@ pub fn kinds_history_to_records(
     let mut held: HashSet<(usize, usize, usize)> = HashSet::new();
     let mut records = Vec::new();
     let mut seq = seq_base;
-    for (i, &(u, p, like)) in ops.iter().enumerate() {
-        let k = kinds.get(i).copied().unwrap_or(0) % KINDS.len();
-        let changed = if like {
-            held.insert((u, p, k))
-        } else {
-            held.remove(&(u, p, k))
-        };
-        if changed {
-            let seq_no = space.spell(seq);
-            records.push(Rec::reaction(like, &posts[p], &users[u], KINDS[k], seq_no));
-            // Real sequence numbers grow with gaps; so do these.
-            seq += 1 + (seq % 7);
-        }
+    for (u, p, k, like) in changes(ops, kinds, &mut held) {
+        let seq_no = space.spell(seq);
+        records.push(Rec::reaction(like, &posts[p], &users[u], KINDS[k], seq_no));
+        // Real sequence numbers grow with gaps; so do these.
+        seq += 1 + (seq % 7);
     }
     let mut expected: HashMap<(PostId, String), i64> = posts
         .iter()
