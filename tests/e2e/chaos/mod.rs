@@ -10,7 +10,12 @@
 //! reported no anomaly, no mark ahead and no batch given up.
 //!
 //! Clients retry a request until it is acknowledged (a 503 or a refused connection is retried);
-//! one in twenty is named with an `Idempotency-Key`, retried with the same key.
+//! one in twenty is named with an `Idempotency-Key`, retried with the same key. A quarter of the
+//! requests are a second kind, `love` (`PUT`/`DELETE …/reactions/love`): every bucket's count of
+//! each kind must equal its items of that kind. Each answer's `changed` is checked against the
+//! state the user's own requests left (a user's requests are one client's, in order): always for
+//! a named request (answered as its first attempt was), and for an unnamed one acknowledged at
+//! its first attempt (a retried one may find its own earlier attempt's effect).
 //!
 //! Size: `LIKES_CHAOS_REQUESTS` (default 2,400, the CI size; `make chaos` runs 20,000). Like
 //! events are published as `make dev` publishes them (`LIKES_CHAOS_EVENTS`, default
@@ -32,6 +37,8 @@ use likes_sim::rng::SplitMix;
 use serde_json::Value;
 
 const USERS: usize = 48;
+/// The kinds the clients use: the like, and one other.
+const KINDS: [&str; 2] = ["like", "love"];
 const CLIENTS: usize = 12;
 const POSTS: usize = 60;
 
@@ -98,7 +105,7 @@ fn settled_mismatches(
             continue;
         }
         seen = now;
-        mismatches = rt.block_on(oracle::mismatches(&client, &counts, posts));
+        mismatches = rt.block_on(oracle::mismatches(&client, &counts, posts, &KINDS));
         stable = if mismatches.is_empty() { stable + 1 } else { 0 };
     }
     mismatches
@@ -125,6 +132,7 @@ fn counts_and_likes_survive_chaos() {
         chaos_seed: faults_on.then_some(seed),
         state_dir: Some(state),
         published_events: Some(events.clone()),
+        env: vec![("LIKES_REACTION_KINDS", KINDS.join(","))],
         ..Options::default()
     };
     let port = common::free_port();
@@ -137,8 +145,8 @@ fn counts_and_likes_survive_chaos() {
         .collect();
     let sent = Arc::new(AtomicUsize::new(0));
     let retried = Arc::new(AtomicUsize::new(0));
-    // The last acknowledged request of each (user, post): the like state it must end in.
-    let mut last: HashMap<(usize, usize), bool> = HashMap::new();
+    // The last acknowledged request of each (user, post, kind): the state it must end in.
+    let mut last: HashMap<(usize, usize, usize), bool> = HashMap::new();
 
     let clients: Vec<_> = (0..CLIENTS)
         .map(|c| {
@@ -147,23 +155,39 @@ fn counts_and_likes_survive_chaos() {
             std::thread::spawn(move || {
                 let mut rng = SplitMix(seed ^ ((c as u64 + 1) * 0x9e37_79b9));
                 let mut acked = Vec::new();
-                // Each user belongs to one client, so one user's requests never overlap.
+                // What this client's users hold: each user belongs to one client, so one
+                // user's requests never overlap and this is the state before each request.
+                let mut held: HashMap<(usize, usize, usize), bool> = HashMap::new();
                 let mine: Vec<usize> = (0..USERS).filter(|u| u % CLIENTS == c).collect();
                 while sent.fetch_add(1, Ordering::SeqCst) < total {
                     let u = mine[rng.below(mine.len() as u64) as usize];
                     let p = zipf_post(&mut rng);
                     let like = rng.below(100) < 60;
+                    let k = usize::from(rng.below(4) == 0);
                     let key = format!("c{c}-{}", rng.next_u64());
                     let named = rng.below(20) == 0;
                     let method = if like { "PUT" } else { "DELETE" };
-                    let path = format!("/posts/{}/like", posts[p]);
+                    let path = match k {
+                        0 => format!("/posts/{}/like", posts[p]),
+                        _ => format!("/posts/{}/reactions/{}", posts[p], KINDS[k]),
+                    };
                     let deadline = Instant::now() + Duration::from_secs(120);
                     let named_header = [("Idempotency-Key", key.as_str())];
                     let headers: &[(&str, &str)] = if named { &named_header } else { &[] };
+                    let mut attempts = 0;
                     loop {
+                        attempts += 1;
                         let answer = request(port, method, &path, Some(&tokens[u]), headers, b"");
-                        if let Ok((200, _)) = answer {
-                            acked.push((u, p, like));
+                        if let Ok((200, body)) = &answer {
+                            let before = held.insert((u, p, k), like).unwrap_or(false);
+                            if named || attempts == 1 {
+                                assert_eq!(
+                                    body["changed"],
+                                    Value::Bool(before != like),
+                                    "{method} {path} (attempt {attempts}, named {named}): {body}"
+                                );
+                            }
+                            acked.push((u, p, k, like));
                             break;
                         }
                         assert!(
@@ -212,9 +236,9 @@ fn counts_and_likes_survive_chaos() {
 
     let mut requests = 0;
     for client in clients {
-        for (u, p, like) in client.join().expect("a client") {
+        for (u, p, k, like) in client.join().expect("a client") {
             requests += 1;
-            last.insert((u, p), like);
+            last.insert((u, p, k), like);
         }
     }
     let stack = stack.expect("the stack");
@@ -228,18 +252,23 @@ fn counts_and_likes_survive_chaos() {
     let mut mismatches = settled_mismatches(&rt, &stack, &emulator, &posts);
     // Settled: the three agreeing polls done (the first of them is the settle time's bound).
     let settled = started.elapsed() - requests_done;
-    for ((u, p), like) in &last {
-        let (_, b) = http(
-            port,
-            "GET",
-            &format!("/posts/{}/like", posts[*p]),
-            Some(&tokens[*u]),
-        )
-        .unwrap();
-        if b["liked"] != Value::Bool(*like) {
+    for ((u, p, k), like) in &last {
+        let held = match k {
+            0 => {
+                let path = format!("/posts/{}/like", posts[*p]);
+                http(port, "GET", &path, Some(&tokens[*u])).unwrap().1["liked"].clone()
+            }
+            _ => {
+                let path = format!("/posts/{}/reactions", posts[*p]);
+                let (_, b) = http(port, "GET", &path, Some(&tokens[*u])).unwrap();
+                let mine = b["mine"].as_array().cloned().unwrap_or_default();
+                Value::Bool(mine.contains(&Value::from(KINDS[*k])))
+            }
+        };
+        if held != Value::Bool(*like) {
             mismatches.push(format!(
-                "{} on post {}: liked {} but the last acknowledged request said {like}",
-                users[*u], posts[*p], b["liked"]
+                "{} on post {}: {} held {held} but the last acknowledged request said {like}",
+                users[*u], posts[*p], KINDS[*k]
             ));
         }
     }
