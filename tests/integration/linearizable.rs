@@ -5,6 +5,8 @@
 //! Named requests are also sent again after their answer came (a client's duplicate): the
 //! duplicate must be answered as the first was — `changed: false` for a request that changed
 //! nothing — and never take effect, whatever other devices did in between.
+//! A fifth of the requests are strong reads (`GET …/like`), in the history with the writes; the
+//! faults strike the consistent reads too (the read that settles a lost answer included).
 //! `LIKES_LINEAR_SEED` replays a run; `LIKES_LINEAR_REQUESTS` sizes it (default 1,080).
 
 use std::collections::{BTreeMap, HashMap};
@@ -12,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use likes_core::{PostId, UserId};
-use likes_harness::linear::{answer_of, linearizable, Answer, Kind, Op};
+use likes_harness::linear::{answer_of, linearizable, read_answer_of, Answer, Kind, Op};
 use likes_harness::sdk_faults::random_faults;
 use likes_harness::{call, call_as, like_path, ApiEvent, Tables};
 
@@ -61,6 +63,15 @@ async fn concurrent_likes_and_unlikes_under_faults_are_linearizable() {
             let mut mismatches = Vec::new();
             for _ in 0..per_device {
                 let p = rng.below(POSTS as u64) as usize;
+                // A fifth are strong reads (`GET …/like`), in the history with the writes.
+                if rng.below(5) == 0 {
+                    let start = tick(&clock);
+                    let (status, body, _) = call_as(&app, "GET", &like_path(&posts[p]), user.as_str()).await;
+                    let answer = read_answer_of(status, &body);
+                    let end = tick(&clock);
+                    history.push((p, Op { kind: Kind::Read, start, end, answer }));
+                    continue;
+                }
                 let kind = if rng.below(2) == 0 {
                     Kind::Like
                 } else {
@@ -143,7 +154,9 @@ async fn concurrent_likes_and_unlikes_under_faults_are_linearizable() {
 
     let mut violations = 0;
     for ((u, p), ops) in &by_key {
-        let (_, b, _) = call_as(&t.app(), "GET", &like_path(&posts[*p]), users[*u].as_str()).await;
+        let (status, b, _) =
+            call_as(&t.app(), "GET", &like_path(&posts[*p]), users[*u].as_str()).await;
+        assert_eq!(status, 200, "the final read, without faults: {b}");
         let final_liked = b["liked"] == true;
         if !linearizable(ops, final_liked) {
             violations += 1;
@@ -160,7 +173,7 @@ async fn concurrent_likes_and_unlikes_under_faults_are_linearizable() {
     );
     // Every kind of fault, on every kind of write, happened: a run that injected none of one
     // kind proved nothing about it.
-    for op in ["PutItem", "DeleteItem", "TransactWriteItems"] {
+    for op in ["PutItem", "DeleteItem", "TransactWriteItems", "GetItem"] {
         for fault in ["Throttle", "LoseAnswer", "BareServerError"] {
             let key = format!("{op} {fault}");
             assert!(

@@ -14,6 +14,9 @@ use std::collections::HashSet;
 pub enum Kind {
     Like,
     Unlike,
+    /// `GET …/like`: a strong read, which must see the register as it is at one instant of its
+    /// interval.
+    Read,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +27,8 @@ pub enum Answer {
     NoEffect,
     /// `503 outcome_unknown`: took effect once, or not at all.
     Unknown,
+    /// A read's 200: whether it saw the post liked.
+    Saw(bool),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,10 +51,26 @@ pub fn answer_of(status: u16, body: &serde_json::Value) -> Answer {
     }
 }
 
+/// What a read's answer says: what it saw, or nothing (`503 unavailable`).
+pub fn read_answer_of(status: u16, body: &serde_json::Value) -> Answer {
+    match (status, body["error"]["code"].as_str()) {
+        (200, _) => Answer::Saw(body["liked"] == true),
+        (503, Some("unavailable")) => Answer::NoEffect,
+        _ => panic!("an answer a read may not give: {status} {body}"),
+    }
+}
+
 /// The register after `op` takes effect on `liked`, if its answer allows that.
 fn step(op: &Op, liked: bool) -> Vec<bool> {
+    if op.kind == Kind::Read {
+        return match op.answer {
+            Answer::Saw(seen) if seen == liked => vec![liked],
+            _ => vec![],
+        };
+    }
     let target = op.kind == Kind::Like;
     match op.answer {
+        Answer::Saw(_) => vec![],
         Answer::Changed(true) if liked != target => vec![target],
         Answer::Changed(false) if liked == target => vec![liked],
         Answer::Changed(_) => vec![],
@@ -164,6 +185,33 @@ mod tests {
         let honest = op(Kind::Unlike, 2, 10, Answer::Unknown);
         assert!(!linearizable(&[first, honest, second], false));
         assert!(linearizable(&[first, honest, second], true));
+    }
+
+    /// A strong read sees the register at one instant of its interval: after an answered like,
+    /// never "not liked"; during an unanswered one, either.
+    #[test]
+    fn reads_see_the_register_at_an_instant_of_their_interval() {
+        let like = op(Kind::Like, 0, 1, Answer::Changed(true));
+        let stale = op(Kind::Read, 2, 3, Answer::Saw(false));
+        assert!(!linearizable(&[like, stale], true), "a stale strong read");
+        let fresh = op(Kind::Read, 2, 3, Answer::Saw(true));
+        assert!(linearizable(&[like, fresh], true));
+        let slow = op(Kind::Like, 0, 10, Answer::Changed(true));
+        let before = op(Kind::Read, 2, 3, Answer::Saw(false));
+        let after = op(Kind::Read, 4, 5, Answer::Saw(true));
+        assert!(linearizable(&[slow, before, after], true));
+        let seen = op(Kind::Read, 2, 3, Answer::Saw(true));
+        let unseen = op(Kind::Read, 4, 5, Answer::Saw(false));
+        assert!(
+            !linearizable(&[slow, seen, unseen], true),
+            "seen, then unseen"
+        );
+        let unknown = op(Kind::Like, 0, 10, Answer::Unknown);
+        let saw = op(Kind::Read, 11, 12, Answer::Saw(true));
+        assert!(
+            !linearizable(&[unknown, saw], false),
+            "the read pins the effect"
+        );
     }
 
     /// One device's two requests, the second sent the instant the first was answered: they

@@ -32,7 +32,8 @@ fn step(op: &Op, held: Option<Kind>) -> Vec<Option<Kind>> {
     match op.answer {
         Answer::Changed(true) if changes && (!op.put || op.replaced == held) => vec![target],
         Answer::Changed(false) if !changes => vec![held],
-        Answer::Changed(_) => vec![],
+        // No read is recorded in a reactions history.
+        Answer::Changed(_) | Answer::Saw(_) => vec![],
         Answer::Unknown if changes => vec![target, held],
         Answer::Unknown | Answer::NoEffect => vec![held],
     }

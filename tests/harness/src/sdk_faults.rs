@@ -173,11 +173,17 @@ impl Intercept for Faults {
     }
 }
 
-/// Writes fail at random: 10 % throttled, 10 % answer lost after the write, 3 % a bare 500.
+/// Writes and the consistent reads (`GetItem`, `Query`) fail at random: 10 % throttled, 10 %
+/// answer lost after the call, 3 % a bare 500.
 pub fn random_faults(seed: u64) -> Faults {
     let rng = Mutex::new(likes_sim::rng::SplitMix(seed));
     Faults::new(Box::new(move |op, _| {
-        if !matches!(op, "PutItem" | "DeleteItem" | "TransactWriteItems") {
+        // The writes, and the consistent reads: a read that settles a lost answer, a strong
+        // `GET …/like`, single mode's guard and items fail as writes do.
+        if !matches!(
+            op,
+            "PutItem" | "DeleteItem" | "TransactWriteItems" | "GetItem" | "Query"
+        ) {
             return None;
         }
         match rng.lock().ok()?.below(100) {
