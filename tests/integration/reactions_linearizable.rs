@@ -7,6 +7,10 @@
 //! - `single` mode: per (user, post), one register holding a kind or nothing, replacements
 //!   and what each said it replaced included (`likes_harness::linear_single`).
 //!
+//! As for the like: named requests are also sent again after their answer came, and must be
+//! answered as the first was (`replaced` included); every kind of fault must have struck the
+//! mode's main write; a `replaced` naming no configured kind fails the run.
+//!
 //! `LIKES_LINEAR_SEED` replays a run; `LIKES_LINEAR_REQUESTS` sizes each mode (default 540).
 
 use std::collections::{BTreeMap, HashMap};
@@ -78,6 +82,9 @@ async fn run(mode: Mode, seed: u64, total: usize) -> (Tables, Vec<UserId>, Vec<P
         tasks.push(tokio::spawn(async move {
             let u = device % USERS;
             let mut history = Vec::new();
+            // A named request answered definitely, sent again after the next request.
+            let mut duplicate: Option<(String, String, &'static str, serde_json::Value)> = None;
+            let mut mismatches = Vec::new();
             for _ in 0..per_device {
                 let p = rng.below(POSTS as u64) as usize;
                 let k = rng.below(KINDS.len() as u64) as usize;
@@ -105,9 +112,38 @@ async fn run(mode: Mode, seed: u64, total: usize) -> (Tables, Vec<UserId>, Vec<P
                     }
                 };
                 let end = clock.fetch_add(1, Ordering::SeqCst);
-                let replaced = body["replaced"]
-                    .as_str()
-                    .and_then(|r| KINDS.iter().position(|k| *k == r));
+                let replaced = match &body["replaced"] {
+                    serde_json::Value::Null => None,
+                    serde_json::Value::String(r) => Some(
+                        KINDS
+                            .iter()
+                            .position(|k| k == r)
+                            .unwrap_or_else(|| panic!("replaced a kind never configured: {body}")),
+                    ),
+                    other => panic!("replaced is neither a kind nor null: {other}"),
+                };
+                if let Some((dpath, dkey, dmethod, first)) = duplicate.take() {
+                    let event = ApiEvent::new(dmethod, &dpath)
+                        .caller(users[u].as_str())
+                        .header("Idempotency-Key", &dkey);
+                    let (status, again, _) = call(&app, event).await;
+                    match answer_of(status, &again) {
+                        // Answered as the first attempt was, `replaced` included.
+                        Answer::Changed(_)
+                            if again["changed"] == first["changed"]
+                                && again["replaced"] == first["replaced"] => {}
+                        // A fault on the way: the duplicate is no evidence either way.
+                        Answer::Unknown | Answer::NoEffect => {}
+                        _ => mismatches.push(format!(
+                            "a duplicate of {dmethod} {dpath} answered {again}, the first {first}"
+                        )),
+                    }
+                }
+                if let (Some(k), Answer::Changed(_)) = (&key, answer) {
+                    if rng.below(2) == 0 {
+                        duplicate = Some((path.clone(), k.clone(), method, body.clone()));
+                    }
+                }
                 history.push(Done {
                     user: u,
                     post: p,
@@ -119,21 +155,36 @@ async fn run(mode: Mode, seed: u64, total: usize) -> (Tables, Vec<UserId>, Vec<P
                     replaced,
                 });
             }
-            history
+            (history, mismatches)
         }));
     }
     let mut done = Vec::new();
+    let mut mismatches = Vec::new();
     for task in tasks {
-        done.extend(task.await.expect("a device"));
+        let (history, wrong) = task.await.expect("a device");
+        done.extend(history);
+        mismatches.extend(wrong);
     }
     let injected = faults.injected();
     println!("{mode:?}: {} requests; faults {injected:?}", done.len());
+    // Every kind of fault struck the mode's main write (the one most requests make), and the
+    // consistent reads were struck too.
+    let main = match mode {
+        Mode::Multi => "PutItem",
+        Mode::Single => "TransactWriteItems",
+    };
     for fault in ["Throttle", "LoseAnswer", "BareServerError"] {
+        let key = format!("{main} {fault}");
         assert!(
-            injected.keys().any(|k| k.ends_with(fault)),
-            "no {fault} injected: {injected:?}"
+            injected.get(&key).is_some_and(|n| *n > 0),
+            "no {key} injected: {injected:?}"
         );
     }
+    assert!(
+        injected.keys().any(|k| k.starts_with("GetItem")),
+        "no fault on a consistent read: {injected:?}"
+    );
+    assert!(mismatches.is_empty(), "{mismatches:#?}");
     (t, users, posts, done)
 }
 
