@@ -6,5 +6,6 @@ mod common;
 mod delivery_model;
 mod events;
 mod milestone_wait;
+mod milestones;
 mod reactions;
 mod state_on_dynamodb;
