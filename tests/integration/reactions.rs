@@ -327,3 +327,108 @@ async fn a_reaction_committed_between_the_reads_is_replaced_not_kept() {
     assert_eq!(held, [kind("love")], "one kind, the later one");
     assert_eq!(body["replaced"], "laugh", "{body}");
 }
+
+/// Two `single`-mode reactions of different kinds by one user on one post, interleaved by the
+/// lab: the first (`love`) has read the guard and its items and sent its transaction, which the
+/// lab holds (`Fault::Delay`, applied and answered `by` later); meanwhile the second (`laugh`)
+/// reads and commits its whole write. Both read "nothing held", so only the guard tells them
+/// apart: the first's transaction fails on the guard the second rewrote, reads again and
+/// replaces `laugh`. Without the guard both commit and the user holds two kinds. Unnamed and
+/// named (its marker in the transaction) first requests alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_reaction_committed_while_another_is_in_flight_is_replaced_by_it() {
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+
+    use likes_harness::lab::{lab, roles};
+    use likes_lab::{Fault, FaultRule};
+
+    // Under the client's attempt timeout (3 s): the first transaction is answered, not lost.
+    const HELD: Duration = Duration::from_millis(2000);
+    let t = Tables::lagging().await;
+    let store = Arc::new(t.as_role(roles::API).likes());
+    let (love, laugh) = (kind("love"), kind("laugh"));
+    for named in [false, true] {
+        let (post, me) = (PostId::new_random(), UserId::new_random());
+        let token = if named {
+            WriteToken::from_key(&format!("k-{}", UserId::new_random())).unwrap()
+        } else {
+            fresh()
+        };
+        let mut rule = FaultRule::once(
+            "TransactWriteItems",
+            &t.likes_table,
+            Fault::Delay { by: HELD },
+        );
+        rule.identity = Some(roles::API.to_owned());
+        let struck = lab().add_fault(rule);
+        let first = {
+            let (store, post, me, love, token) = (
+                store.clone(),
+                post.clone(),
+                me.clone(),
+                love.clone(),
+                token.clone(),
+            );
+            tokio::spawn(async move { store.react_only(&post, &me, &love, AT, &token).await })
+        };
+        // The first request's reads are done once its transaction reaches the lab.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while struck.load(Ordering::SeqCst) == 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "named {named}: the first request's transaction never reached the lab"
+            );
+            assert!(
+                !first.is_finished(),
+                "named {named}: the first request answered before its transaction was sent"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let second = store
+            .react_only(&post, &me, &laugh, LATER, &fresh())
+            .await
+            .unwrap();
+        // The sequence the test needs: the second request read and committed while the first
+        // one's transaction was held (had it applied first, the second would have replaced it).
+        assert!(
+            !first.is_finished(),
+            "named {named}: the second request took longer than the first one's hold ({HELD:?})"
+        );
+        assert_eq!(
+            second,
+            Reacted {
+                changed: true,
+                replaced: None
+            },
+            "named {named}: the second request read nothing held and committed"
+        );
+        let first = first.await.unwrap().unwrap();
+        let held = t.likes().reactions_of(&post, &me).await.unwrap();
+        assert_eq!(
+            held,
+            std::slice::from_ref(&love),
+            "named {named}: one kind held, the first request's (it committed last)"
+        );
+        assert_eq!(
+            first,
+            Reacted {
+                changed: true,
+                replaced: Some(laugh.clone())
+            },
+            "named {named}: the first request failed on the guard, read again and replaced"
+        );
+        if named {
+            // Sent again, it is answered as it was, and changes nothing.
+            let again = store
+                .react_only(&post, &me, &love, LATER, &token)
+                .await
+                .unwrap();
+            assert_eq!(again, first);
+            assert_eq!(
+                t.likes().reactions_of(&post, &me).await.unwrap(),
+                std::slice::from_ref(&love)
+            );
+        }
+    }
+}
