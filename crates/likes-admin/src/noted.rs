@@ -4,10 +4,16 @@
 //! note stays, and the run says so). A given-up batch's posts are thus found where the drift
 //! starts, a post whose first likes were lost (no Counts item at all) included.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use futures::stream::{self, StreamExt};
 use likes_core::{CountsAdmin, LikesAdmin, PostId};
+use serde_json::json;
 
+use crate::cli::Cli;
+use crate::commands::DynamoStores;
 use crate::recount::recount_post;
+use crate::report::{progress, Report};
 use crate::{AdminError, Stores};
 
 /// Posts recounted at once (each recount waits on the stream for its fences).
@@ -44,7 +50,7 @@ pub async fn recount_noted<L: LikesAdmin, C: CountsAdmin>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<NotedRun, AdminError> {
     let notes = s.counts.repair_notes().await?;
-    let done = std::sync::atomic::AtomicU64::new(0);
+    let done = AtomicU64::new(0);
     let done = &done;
     let outcomes: Vec<(PostId, Outcome)> = stream::iter(notes.iter())
         .map(|note| async move {
@@ -56,7 +62,7 @@ pub async fn recount_noted<L: LikesAdmin, C: CountsAdmin>(
                 },
                 Err(e) => Outcome::Failed(e.to_string()),
             };
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1);
             (note.post.clone(), outcome)
         })
         .buffer_unordered(CONCURRENCY)
@@ -80,12 +86,8 @@ pub async fn recount_noted<L: LikesAdmin, C: CountsAdmin>(
 }
 
 /// The command's report: exit 0 when every note was resolved, 3 naming each post that was not.
-pub async fn report(
-    cli: &crate::cli::Cli,
-    t: &crate::commands::DynamoStores,
-) -> Result<crate::report::Report, AdminError> {
-    use serde_json::json;
-    let bar = crate::report::progress(cli.json, "noted posts recounted", None);
+pub async fn report(cli: &Cli, t: &DynamoStores) -> Result<Report, AdminError> {
+    let bar = progress(cli.json, "noted posts recounted", None);
     let tick = |n: u64| bar.set_position(n);
     let run = recount_noted(t, &tick).await?;
     bar.finish_and_clear();
@@ -111,7 +113,7 @@ pub async fn report(
             .chain(run.noted_again.iter().map(|p| json!({"post_id": p, "error": "noted again meanwhile"})))
             .collect::<Vec<_>>(),
     });
-    Ok(crate::report::Report {
+    Ok(Report {
         clean: true,
         failed: run.failed.len() + run.noted_again.len(),
         human: lines.join("\n"),

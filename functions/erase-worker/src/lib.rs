@@ -72,13 +72,13 @@ impl<S: EraseStore> Worker<S> {
         let since = match job.account_deleted {
             false => job.requested_at.clone(),
             true => match account_due(&job.requested_at, self.token_lifetime) {
-                Some(due) => due,
                 None => return Outcome::Retry("an account job whose time does not read".into()),
+                Some(due) => match settling(&due, Duration::ZERO) {
+                    Some(wait) => return self.defer(&job, wait).await,
+                    None => due,
+                },
             },
         };
-        if let Some(wait) = settling(&since, Duration::ZERO).filter(|_| job.account_deleted) {
-            return self.defer(&job, wait).await;
-        }
         let deleted = AtomicUsize::new(0);
         let progress = |n: usize| deleted.store(n, Ordering::Relaxed);
         let sweep = Sweep {

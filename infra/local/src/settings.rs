@@ -76,6 +76,16 @@ fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// A setting that is absent unless given, [`parsed`] when it is.
+fn optional<T: std::str::FromStr + Default>(
+    name: &'static str,
+    what: &'static str,
+) -> Result<Option<T>, SettingsError> {
+    var(name)
+        .map(|_| parsed(name, what, T::default()))
+        .transpose()
+}
+
 fn parsed<T: std::str::FromStr>(
     name: &'static str,
     what: &'static str,
@@ -118,14 +128,8 @@ impl Settings {
             counts_table: var("COUNTS_TABLE_NAME").unwrap_or_else(|| "counts".to_owned()),
             fail_first_writes: parsed("LIKES_LOCAL_FAIL_FIRST_WRITES", "a number", 0)?,
             max_token_lifetime: likes_aws::env::max_token_lifetime_from_env()?,
-            max_retries: match var("LIKES_LOCAL_MAX_RETRIES") {
-                None => None,
-                Some(_) => Some(parsed("LIKES_LOCAL_MAX_RETRIES", "a number", 0)?),
-            },
-            chaos_seed: match var("LIKES_LOCAL_CHAOS") {
-                None => None,
-                Some(_) => Some(parsed("LIKES_LOCAL_CHAOS", "a number (a seed)", 0)?),
-            },
+            max_retries: optional("LIKES_LOCAL_MAX_RETRIES", "a number")?,
+            chaos_seed: optional("LIKES_LOCAL_CHAOS", "a number (a seed)")?,
             state_dir: var("LIKES_LOCAL_STATE_DIR")
                 .map(std::path::PathBuf::from)
                 .unwrap_or_else(|| {

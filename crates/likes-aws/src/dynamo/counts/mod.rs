@@ -15,7 +15,7 @@ mod admin;
 mod fences;
 mod notes;
 
-pub use notes::{is_note_key, note_key};
+use notes::is_note_key;
 
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};

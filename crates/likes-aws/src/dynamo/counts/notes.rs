@@ -14,12 +14,12 @@ use crate::dynamo::classify::{classify, classify_read};
 use crate::dynamo::schema::counts::{NOTE_FROM, NOTE_ID, NOTE_MS, NOTE_POST, NOTE_PREFIX, PK};
 
 /// The key of `post`'s note.
-pub fn note_key(post: &PostId) -> String {
+fn note_key(post: &PostId) -> String {
     format!("{NOTE_PREFIX}{post}")
 }
 
 /// Whether a Counts key is a note's rather than a post's.
-pub fn is_note_key(key: &str) -> bool {
+pub(super) fn is_note_key(key: &str) -> bool {
     key.starts_with(NOTE_PREFIX)
 }
 
