@@ -176,14 +176,21 @@ impl Intercept for Faults {
 /// Writes and the consistent reads (`GetItem`, `Query`) fail at random: 10 % throttled, 10 %
 /// answer lost after the call, 3 % a bare 500.
 pub fn random_faults(seed: u64) -> Faults {
+    random_faults_on(seed, true)
+}
+
+/// As [`random_faults`], the reads left alone when `reads` is false.
+pub fn random_faults_on(seed: u64, reads: bool) -> Faults {
     let rng = Mutex::new(likes_sim::rng::SplitMix(seed));
     Faults::new(Box::new(move |op, _| {
         // The writes, and the consistent reads: a read that settles a lost answer, a strong
         // `GET …/like`, single mode's guard and items fail as writes do.
-        if !matches!(
-            op,
-            "PutItem" | "DeleteItem" | "TransactWriteItems" | "GetItem" | "Query"
-        ) {
+        let struck = match op {
+            "PutItem" | "DeleteItem" | "TransactWriteItems" => true,
+            "GetItem" | "Query" => reads,
+            _ => false,
+        };
+        if !struck {
             return None;
         }
         match rng.lock().ok()?.below(100) {
