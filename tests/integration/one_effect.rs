@@ -1,10 +1,11 @@
 //! One request, one effect: like and unlike when an answer is lost, a write is throttled, and
 //! the same user acts from a second device in between — against the emulator, with faults
-//! injected by SDK interceptors. Each scenario once broke the guarantee (see the README).
+//! injected by SDK interceptors. Each like scenario once broke the guarantee (see the README);
+//! the last stages the path once suspected behind a `single`-mode history with no legal order.
 
 use std::sync::{Arc, Mutex};
 
-use likes_core::{PostId, UserId};
+use likes_core::{Kinds, Mode, PostId, Reactions, UserId};
 use likes_harness::sdk_faults::{Fault, Faults};
 use likes_harness::{call, call_as, like_path, ApiEvent, Reply, Tables};
 use serde_json::Value;
@@ -297,4 +298,100 @@ async fn named_flips_leave_no_marker_in_the_posts_partition() {
         "{body}"
     );
     assert!(!liked(&t, &post, sub).await, "the retry liked again");
+}
+
+/// Faults the first `TransactWriteItems` with `fault` (applied, its answer lost), and, when
+/// `blind`, every consistent read after it (throttled, the SDK's retries included): the
+/// request cannot learn what its transaction did.
+fn lost_then_blind(fault: Fault, blind: bool) -> Faults {
+    let mut lost = false;
+    Faults::new(Box::new(move |op, _| match op {
+        "TransactWriteItems" if !lost => {
+            lost = true;
+            Some(fault)
+        }
+        "GetItem" | "Query" if lost && blind => Some(Fault::Throttle),
+        _ => None,
+    }))
+}
+
+/// `single` mode: a replacement (`like` to `love`) whose transaction is applied and its answer
+/// lost (a lost connection, a bare 500). With the consistent reads failing after it, the
+/// request cannot settle, and must say so (`outcome_unknown`), never `unavailable` ("nothing
+/// changed"); with them working it learns `changed: true` and what it replaced. Named or not;
+/// a named one's retry is answered as the transaction was. Either way it took effect once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_mode_replacement_whose_answer_was_lost_never_claims_it_changed_nothing() {
+    let t = Tables::lagging().await;
+    let single = || Reactions {
+        kinds: Kinds::parse("like,love").expect("kinds"),
+        mode: Mode::Single,
+    };
+    for fault in [Fault::LoseAnswer, Fault::BareServerError] {
+        for (named, blind) in [(false, true), (true, true), (false, false), (true, false)] {
+            let case = format!("{fault:?}, named {named}, reads failing {blind}");
+            let (post, sub) = (PostId::new_random(), UserId::new_random().to_string());
+            let (path, key) = (format!("/posts/{post}/reactions"), format!("k-{post}"));
+            let event = || {
+                let event = ApiEvent::new("PUT", &format!("{path}/love")).caller(&sub);
+                match named {
+                    true => event.header("Idempotency-Key", &key),
+                    false => event,
+                }
+            };
+            let held = call_as(
+                &t.app().with_reactions(single()),
+                "PUT",
+                &format!("{path}/like"),
+                &sub,
+            )
+            .await;
+            assert_eq!(held.1["changed"], true, "{case}: {:?}", held.1);
+            let faults = lost_then_blind(fault, blind);
+            let reply = call(
+                &t.app_with(faults.clone()).with_reactions(single()),
+                event(),
+            )
+            .await;
+
+            let lost = faults
+                .injected()
+                .get(&format!("TransactWriteItems {fault:?}"))
+                .copied();
+            assert_eq!(lost, Some(1), "{case}: {:?}", faults.injected());
+            if blind {
+                assert!(
+                    is_outcome_unknown(&reply),
+                    "{case}: {} {}",
+                    reply.0,
+                    reply.1
+                );
+            } else {
+                let said = (reply.0, &reply.1["changed"], &reply.1["replaced"]);
+                assert_eq!(
+                    said,
+                    (200, &Value::Bool(true), &Value::from("like")),
+                    "{case}: {}",
+                    reply.1
+                );
+            }
+            let mine = call_as(&t.app().with_reactions(single()), "GET", &path, &sub).await;
+            assert_eq!(
+                mine.1["mine"],
+                serde_json::json!(["love"]),
+                "{case}: {:?}",
+                mine.1
+            );
+            if named {
+                let again = call(&t.app().with_reactions(single()), event()).await;
+                let said = (again.0, &again.1["changed"], &again.1["replaced"]);
+                assert_eq!(
+                    said,
+                    (200, &Value::Bool(true), &Value::from("like")),
+                    "{case}: {}",
+                    again.1
+                );
+            }
+        }
+    }
 }
