@@ -188,7 +188,9 @@ async fn settle<L: LikesAdmin, C: CountsAdmin>(
 }
 
 /// The job's first half on one bucket: begin fence, read, end fence. The users seen liking.
-async fn fence_bucket<L: LikesAdmin, C>(
+/// Public so that the repair protocol's model check (`tests/integration/repair_check/`) runs
+/// the job's own code.
+pub async fn fence_bucket<L: LikesAdmin, C>(
     s: &Stores<L, C>,
     pb: PostBucket,
     job: &str,

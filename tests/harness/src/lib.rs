@@ -11,6 +11,7 @@ pub mod linear_single;
 pub mod oidc;
 pub mod props;
 pub mod sdk_faults;
+pub mod stepped;
 pub mod stream;
 
 use std::collections::HashMap;
