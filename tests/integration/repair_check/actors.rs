@@ -126,11 +126,13 @@ pub async fn aggregator(t: Tables, gate: Gate, turns: Scheduler, faults: usize) 
         if batch.is_empty() {
             return;
         }
-        // 0: clean; 1: the function fails after its first write; 2: delivered again after.
-        let fault = if faults > 0 { gate.choose(3).await } else { 0 };
+        // 0: clean; 1, 2: the function fails after its first or second write (a conditional
+        // write refused counts: it was sent); 3: the batch delivered again after it succeeded.
+        let fault = if faults > 0 { gate.choose(4).await } else { 0 };
+        let crash = matches!(fault, 1 | 2);
         faults -= usize::from(fault != 0);
         let plan = FaultPlan {
-            fail_writes_after: (fault == 1).then_some(1),
+            fail_writes_after: crash.then_some(fault),
             ..FaultPlan::default()
         };
         agg.store().set_plan(plan);
@@ -147,12 +149,12 @@ pub async fn aggregator(t: Tables, gate: Gate, turns: Scheduler, faults: usize) 
         });
         match failed_at {
             // A function error: Lambda halves the batch and retries from the same record.
-            Some(_) if fault == 1 => size = (batch.len() / 2).max(1),
+            Some(_) if crash => size = (batch.len() / 2).max(1),
             Some(at) => {
                 size = BATCH;
                 t.checkpoint.fetch_add(at, Ordering::SeqCst);
             }
-            None if fault == 2 => {} // the same batch again
+            None if fault == 3 => {} // the same batch again
             None => {
                 size = BATCH;
                 t.checkpoint.fetch_add(batch.len(), Ordering::SeqCst);

@@ -48,6 +48,8 @@ pub struct State {
     broken: Option<String>,
     /// Whether a recount corrected the drifted bucket (the scope reaches a settle).
     corrected: bool,
+    /// Whether a change was recorded in a recount's window (the scope reaches the window).
+    windowed: bool,
     /// Whether the first job was refused after the second took its lease over.
     resumed_late: bool,
 }
@@ -85,7 +87,9 @@ fn replay(scope: &Scope, path: Vec<Step>) -> State {
     let resumed_late = ended.iter().any(|(j, _, e)| {
         j == JOBS[0].1 && matches!(e, JobEnd::Failed(f) if f.contains("LeaseLost"))
     });
+    let windowed = t.window_entries() > 0;
     State {
+        windowed,
         fingerprint: world::fingerprint(&t, &a),
         broken: broken(&t, &a, &ended),
         path,
@@ -188,6 +192,7 @@ impl Model for RepairModel {
                 s.broken.is_none()
             }),
             Property::sometimes("a recount corrects the drift", |_, s: &State| s.corrected),
+            Property::sometimes("a change lands in a window", |_, s: &State| s.windowed),
         ];
         if self.0.jobs.len() > 1 {
             properties.push(Property::sometimes(

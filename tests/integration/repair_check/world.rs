@@ -125,6 +125,14 @@ impl Tables {
         self.checkpoint.load(Ordering::SeqCst).hash(h);
     }
 
+    /// The window entries recorded, every job's.
+    pub fn window_entries(&self) -> u64 {
+        let rows = self.buckets.map(|b| self.row(b));
+        rows.iter()
+            .flat_map(|pb| JOBS.map(|(_, job)| self.counts.window_now(pb, job).entries))
+            .sum()
+    }
+
     pub fn log_len(&self) -> usize {
         lock(&self.log).len()
     }
