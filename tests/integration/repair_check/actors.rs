@@ -170,7 +170,13 @@ pub async fn job(t: Tables, gate: Gate, name: &'static str, buckets: Vec<u8>, ta
         fence_wait: Duration::from_secs(60),
         lease_term: Duration::from_secs(60),
     };
-    let end = |b: u8, e: JobEnd| lock(&t.ended).push((name.to_owned(), b, e));
+    // Each end with whether the job held the lease as it ended: only a job that lost it may
+    // fail.
+    let end = |b: u8, e: JobEnd| {
+        let item = t.counts.read_post_now(&t.post).unwrap_or_default();
+        let holds = item.lease.is_some_and(|l| l.job == name);
+        lock(&t.ended).push((name.to_owned(), b, e, holds));
+    };
     // `lease::acquire` without its watch: the first job takes a free lease; the second takes
     // whatever it read, as it does once the holder stopped renewing for a term.
     let seen = s
@@ -185,9 +191,6 @@ pub async fn job(t: Tables, gate: Gate, name: &'static str, buckets: Vec<u8>, ta
     let taken = s.counts.take_lease(&t.post, name, 60, seen.as_ref()).await;
     if !matches!(taken, Ok(true)) {
         return end(buckets[0], JobEnd::Failed("busy".into()));
-    }
-    if seen.is_some() {
-        t.taken_over.store(true, Ordering::SeqCst);
     }
     let mut seen = Vec::new();
     for &b in &buckets {

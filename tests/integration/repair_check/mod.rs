@@ -1,28 +1,35 @@
-//! An exhaustive model check of the repair protocol (count-aggregator's invariants 3, 9 and 10,
+//! An exhaustive model check of the repair protocol (count-aggregator's invariants 3 and 9,
 //! the recount's lease, fences, window and settle): every interleaving of the production code's
-//! store calls over a small scope, explored by `stateright`.
+//! store calls over small scopes, explored by `stateright`.
 //!
 //! Why this shape: the protocol's code is async functions over store traits, and its bugs live
-//! between two of their calls. Rewritten as a state machine it would check a copy. Here each
-//! actor runs the real code (`world`), one DynamoDB call per step, and a state is the tables
-//! plus what each actor has been told (`likes_harness::stepped`), so stateright's search merges
-//! the interleavings that reach the same state and counts the distinct ones. (`loom` and
-//! `shuttle` explore schedules of real code too, but without merging states: the same scope is
-//! millions of schedules.) A state is reached by replaying its schedule: a future cannot be
-//! copied.
+//! between two of their calls. Rewritten as a state machine it would check a copy. Here the
+//! actors run the real aggregator and the real steps of a recount (`actors`), one DynamoDB call
+//! per step, and a state is the tables, the stream in order and what each actor has been told
+//! (`likes_harness::stepped`), so stateright merges the interleavings that reach the same state
+//! and counts the distinct ones. (`loom` and `shuttle` explore schedules of real code too, but
+//! without merging states: the same scope is millions of schedules.) A state is reached by
+//! replaying its schedule: a future cannot be copied.
 //!
-//! The scope (`world`): one post, two buckets, three users, four changes, one drifted bucket,
-//! a stream delivered in batches of two with one fault anywhere (a function error after a write,
-//! or a batch delivered twice), two jobs, the second taking the lease over at any moment and
-//! the first resuming after it. The invariants, checked in every state:
+//! What is the model's own, not production's (`actors`): the event source mapping (batches of
+//! two from a checkpoint, a halved retry after a function error, the same batch again after
+//! success); the jobs' lease (taken free, or taken over as `lease::acquire` does once a holder
+//! fell silent, no heartbeat), their wait for the end fences (no deadline: a job whose fences
+//! the aggregator passed without noting them times out), and their buckets fenced and
+//! finished one after another where `recount_post` runs them all at once. Every record has the
+//! same creation time: invariant 10 (a mark ahead) and the abandoned window's close are the
+//! business of `repair_model.rs`.
+//!
+//! The invariants, checked in every state:
 //! - only the lease's holder settles a correction, and no fence is applied at or below its
 //!   bucket's mark (monitors on the store calls, `Stepped`);
 //! - a recount that reports a bucket reports its exact count at its end fence (the truth from
-//!   the stream up to the fence), and none finds its window disturbed (nobody deletes entries
-//!   here) or is refused while it held its lease;
-//! - the aggregator reports no anomaly and no mark ahead;
+//!   the stream up to the fence); none finds its window disturbed (nobody deletes entries
+//!   here); no job fails while it holds the lease;
+//! - the aggregator reports no anomaly and no mark ahead; no actor panics; the actors never
+//!   all wait with some not ended;
 //! - once every actor has ended, each bucket's count equals its likes — the drifted one only
-//!   if a recount corrected it, else still exactly its drift above — and a job that finished
+//!   if a recount finished it, else still exactly its drift above — and a job that finished
 //!   left no control item.
 
 mod actors;
@@ -68,11 +75,32 @@ impl PartialEq for State {
 
 fn replay(scope: &Scope, path: Vec<Step>) -> State {
     let (t, mut a) = world::world(scope);
-    for &(actor, option) in &path {
-        a.step(actor, option);
+    // An actor's panic (or a schedule its world refuses) is a broken state, with its schedule.
+    let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for &(actor, option) in &path {
+            a.step(actor, option);
+        }
+    }));
+    if let Err(e) = stepped {
+        let what = e
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        path.hash(&mut h);
+        return State {
+            fingerprint: h.finish(),
+            broken: Some(format!("an actor panicked: {what}")),
+            path,
+            next: Vec::new(),
+            windowed: false,
+            corrected: false,
+            resumed_late: false,
+        };
     }
     let running = a.running();
-    let next = running
+    let next: Vec<Step> = running
         .iter()
         .filter(|&&r| a.turns.ready(r))
         .flat_map(|&r| match a.turns.choosing(r) {
@@ -83,15 +111,17 @@ fn replay(scope: &Scope, path: Vec<Step>) -> State {
     let ended = world::lock_ended(&t);
     let corrected = ended
         .iter()
-        .any(|(_, b, e)| *b == t.buckets[0] && matches!(e, JobEnd::Recounted(r) if r.corrected));
-    let resumed_late = ended.iter().any(|(j, _, e)| {
+        .any(|(_, b, e, _)| *b == t.buckets[0] && matches!(e, JobEnd::Recounted(r) if r.corrected));
+    let resumed_late = ended.iter().any(|(j, _, e, _)| {
         j == JOBS[0].1 && matches!(e, JobEnd::Failed(f) if f.contains("LeaseLost"))
     });
     let windowed = t.window_entries() > 0;
+    let stuck = (next.is_empty() && !running.is_empty())
+        .then(|| format!("no actor can move, yet {running:?} have not ended"));
     State {
         windowed,
         fingerprint: world::fingerprint(&t, &a),
-        broken: broken(&t, &a, &ended),
+        broken: stuck.or_else(|| broken(&t, &a, &ended)),
         path,
         next,
         corrected,
@@ -100,15 +130,14 @@ fn replay(scope: &Scope, path: Vec<Step>) -> State {
 }
 
 /// The first invariant the state breaks.
-fn broken(t: &Tables, a: &Actors, ended: &[(String, u8, JobEnd)]) -> Option<String> {
+fn broken(t: &Tables, a: &Actors, ended: &[(String, u8, JobEnd, bool)]) -> Option<String> {
     if let Some(f) = a.turns.findings().first() {
         return Some(f.clone());
     }
     if t.anomalies.load(Ordering::SeqCst) > 0 {
         return Some("the aggregator reported an anomaly or a mark ahead".into());
     }
-    let taken_over = t.taken_over.load(Ordering::SeqCst);
-    for (job, b, e) in ended {
+    for (job, b, e, holds) in ended {
         match e {
             JobEnd::Recounted(r) => {
                 let Some(at) = t.end_fence_at(job, *b) else {
@@ -125,7 +154,7 @@ fn broken(t: &Tables, a: &Actors, ended: &[(String, u8, JobEnd)]) -> Option<Stri
             JobEnd::Failed(f) if f.contains("WindowDisturbed") => {
                 return Some(format!("{job} found its window disturbed: {f}"));
             }
-            JobEnd::Failed(f) if job == JOBS[0].1 && f != "busy" && !taken_over => {
+            JobEnd::Failed(f) if f != "busy" && *holds => {
                 return Some(format!("{job} failed holding its lease: {f}"));
             }
             JobEnd::Failed(_) => {}
@@ -140,7 +169,7 @@ fn broken(t: &Tables, a: &Actors, ended: &[(String, u8, JobEnd)]) -> Option<Stri
         let truth = t.truth_before(b, log_len);
         let recounted = ended
             .iter()
-            .any(|(_, x, e)| *x == b && matches!(e, JobEnd::Recounted(_)));
+            .any(|(_, x, e, _)| *x == b && matches!(e, JobEnd::Recounted(_)));
         let drift = if i == 0 && !recounted {
             world::DRIFT
         } else {
@@ -152,9 +181,9 @@ fn broken(t: &Tables, a: &Actors, ended: &[(String, u8, JobEnd)]) -> Option<Stri
                 "bucket {b} counts {count} once quiet; its likes: {truth}, drift left: {drift}"
             ));
         }
-        for (job, _, _) in ended
+        for (job, _, _, _) in ended
             .iter()
-            .filter(|(_, x, e)| *x == b && matches!(e, JobEnd::Recounted(_)))
+            .filter(|(_, x, e, _)| *x == b && matches!(e, JobEnd::Recounted(_)))
         {
             let left = t.controls_of(job, b);
             if !left.is_empty() {

@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use likes_admin::recount::BucketRecount;
@@ -58,11 +58,9 @@ pub struct Tables {
     /// The mapping's checkpoint: the records before it are done with.
     pub checkpoint: Arc<AtomicUsize>,
     /// Each job's result per bucket: (job, bucket, ended).
-    pub ended: Arc<Mutex<Vec<(String, u8, JobEnd)>>>,
+    pub ended: Arc<Mutex<Vec<(String, u8, JobEnd, bool)>>>,
     /// The aggregator's anomalies and marks found ahead, summed over invocations.
     pub anomalies: Arc<AtomicUsize>,
-    /// Whether the second job took the lease over from the first.
-    pub taken_over: Arc<AtomicBool>,
 }
 
 pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -121,7 +119,11 @@ impl Tables {
                 (last, w.entries).hash(h);
             }
         }
-        lock(&self.log).len().hash(h);
+        // The stream in order: the aggregator, and the truth, read it so.
+        for r in lock(&self.log).iter() {
+            (r.insert, r.user.to_string(), &r.control, &r.kind).hash(h);
+        }
+        self.anomalies.load(Ordering::SeqCst).hash(h);
         self.checkpoint.load(Ordering::SeqCst).hash(h);
     }
 
@@ -156,7 +158,7 @@ impl Tables {
 }
 
 /// What the jobs ended with so far.
-pub fn lock_ended(t: &Tables) -> Vec<(String, u8, JobEnd)> {
+pub fn lock_ended(t: &Tables) -> Vec<(String, u8, JobEnd, bool)> {
     lock(&t.ended).clone()
 }
 
@@ -209,7 +211,6 @@ pub fn world(scope: &Scope) -> (Tables, Actors) {
         checkpoint: Arc::default(),
         ended: Arc::default(),
         anomalies: Arc::default(),
-        taken_over: Arc::default(),
     };
     // Bucket B's like from before the history, counted; bucket A's count one too high.
     let old = now(t.likes.like(
@@ -262,6 +263,8 @@ pub fn world(scope: &Scope) -> (Tables, Actors) {
 pub fn fingerprint(t: &Tables, a: &Actors) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     t.snapshot(&mut h);
+    // What the monitors saw is part of the state: a broken state must not merge with a sound one.
+    a.turns.findings().len().hash(&mut h);
     for actor in 0..2 + JOBS.len() {
         (
             a.turns.trace(actor),
