@@ -130,7 +130,7 @@ fn replay(scope: &Scope, path: Vec<Step>) -> State {
 }
 
 /// The first invariant the state breaks.
-fn broken(t: &Tables, a: &Actors, ended: &[(String, u8, JobEnd, bool)]) -> Option<String> {
+fn broken(t: &Tables, a: &Actors, ended: &[world::Ending]) -> Option<String> {
     if let Some(f) = a.turns.findings().first() {
         return Some(f.clone());
     }

@@ -38,6 +38,9 @@ pub const BATCH: usize = 2;
 /// The bucket the history drifts in: its count starts one above its likes.
 pub const DRIFT: i64 = 1;
 
+/// A job's end on one bucket: the job, the bucket, how it ended, whether it held the lease then.
+pub type Ending = (String, u8, JobEnd, bool);
+
 /// What a job ended with, per bucket it recounted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JobEnd {
@@ -58,7 +61,7 @@ pub struct Tables {
     /// The mapping's checkpoint: the records before it are done with.
     pub checkpoint: Arc<AtomicUsize>,
     /// Each job's result per bucket: (job, bucket, ended).
-    pub ended: Arc<Mutex<Vec<(String, u8, JobEnd, bool)>>>,
+    pub ended: Arc<Mutex<Vec<Ending>>>,
     /// The aggregator's anomalies and marks found ahead, summed over invocations.
     pub anomalies: Arc<AtomicUsize>,
 }
@@ -158,7 +161,7 @@ impl Tables {
 }
 
 /// What the jobs ended with so far.
-pub fn lock_ended(t: &Tables) -> Vec<(String, u8, JobEnd, bool)> {
+pub fn lock_ended(t: &Tables) -> Vec<Ending> {
     lock(&t.ended).clone()
 }
 
