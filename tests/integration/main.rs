@@ -22,4 +22,5 @@ mod repair_race;
 mod sample_events;
 mod single_mode;
 mod strong_reads;
+mod summary_mine;
 mod write_path;

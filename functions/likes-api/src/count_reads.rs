@@ -15,7 +15,7 @@ use likes_core::store::counts::PartialCounts;
 use likes_core::{CountsRead, PostId, ReactionsStore, StoreError};
 use serde_json::{Map, Value};
 
-use crate::count_cache::{CountCache, Counts};
+use crate::count_cache::{Age, CountCache, Counts};
 use crate::App;
 
 /// Every kind's count of a post, as the cache shares it.
@@ -51,16 +51,16 @@ impl<T> Shown<T> {
 
 /// A count value the cache holds: the like count, or every kind's.
 trait Cached: Clone + Default {
-    /// Read within the TTL.
-    fn fresh(cache: &CountCache, post: &PostId) -> Option<Self>;
+    /// Read within `age`.
+    fn fresh(cache: &CountCache, post: &PostId, age: Age) -> Option<Self>;
     /// Of the last read, whatever it was of (a like count is no answer for every kind).
     fn of(counts: &Counts) -> Option<Self>;
     fn into_counts(self) -> Counts;
 }
 
 impl Cached for i64 {
-    fn fresh(cache: &CountCache, post: &PostId) -> Option<Self> {
-        cache.likes(post)
+    fn fresh(cache: &CountCache, post: &PostId, age: Age) -> Option<Self> {
+        cache.likes(post, age)
     }
     fn of(counts: &Counts) -> Option<Self> {
         Some(counts.likes())
@@ -71,8 +71,8 @@ impl Cached for i64 {
 }
 
 impl Cached for KindCounts {
-    fn fresh(cache: &CountCache, post: &PostId) -> Option<Self> {
-        cache.kinds(post)
+    fn fresh(cache: &CountCache, post: &PostId, age: Age) -> Option<Self> {
+        cache.kinds(post, age)
     }
     fn of(counts: &Counts) -> Option<Self> {
         counts.kinds().cloned()
@@ -89,13 +89,13 @@ struct Lookup<T> {
 }
 
 impl<T: Cached> Lookup<T> {
-    fn new(cache: &CountCache, ids: &[PostId]) -> Self {
+    fn new(cache: &CountCache, ids: &[PostId], age: Age) -> Self {
         let mut lookup = Lookup {
             shown: HashMap::with_capacity(ids.len()),
             misses: Vec::new(),
         };
         for post in ids {
-            match T::fresh(cache, post) {
+            match T::fresh(cache, post, age) {
                 Some(v) => {
                     lookup.shown.insert(post.clone(), Shown::Fresh(v));
                 }
@@ -145,12 +145,13 @@ impl<T: Cached> Lookup<T> {
 }
 
 impl<L: ReactionsStore, C: CountsRead> App<L, C> {
-    /// The like counts of `ids` (distinct): one batch read of those the cache lacks.
+    /// The like counts of `ids` (distinct): one batch read of those the cache lacks (as old
+    /// as a feed takes them).
     pub(crate) async fn like_counts(
         &self,
         ids: &[PostId],
     ) -> Result<HashMap<PostId, Shown<i64>>, StoreError> {
-        let lookup = Lookup::<i64>::new(&self.cache, ids);
+        let lookup = Lookup::<i64>::new(&self.cache, ids, Age::Feed);
         let got = match lookup.misses.as_slice() {
             [] => Ok(PartialCounts::all(HashMap::new())),
             misses => self.counts.post_counts_partial(misses).await,
@@ -158,12 +159,13 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
         lookup.settle(&self.cache, got)
     }
 
-    /// Every kind's counts of `ids` (distinct): one batch read of those the cache lacks.
+    /// Every kind's counts of `ids` (distinct): one batch read of those the cache lacks (as
+    /// old as a feed takes them).
     pub(crate) async fn kind_counts_of(
         &self,
         ids: &[PostId],
     ) -> Result<HashMap<PostId, Shown<KindCounts>>, StoreError> {
-        let lookup = Lookup::<KindCounts>::new(&self.cache, ids);
+        let lookup = Lookup::<KindCounts>::new(&self.cache, ids, Age::Feed);
         let got = match lookup.misses.as_slice() {
             [] => Ok(PartialCounts::all(HashMap::new())),
             misses => self.counts.kind_counts_partial(misses).await.map(shared),
@@ -177,7 +179,7 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
         post: &PostId,
     ) -> Result<Shown<KindCounts>, StoreError> {
         let ids = std::slice::from_ref(post);
-        let lookup = Lookup::<KindCounts>::new(&self.cache, ids);
+        let lookup = Lookup::<KindCounts>::new(&self.cache, ids, Age::Route);
         let got = match lookup.misses.as_slice() {
             [] => Ok(PartialCounts::all(HashMap::new())),
             _ => self.counts.kind_counts(post).await.map(|counts| {

@@ -38,7 +38,7 @@ use crate::liker_ids::LikerIds;
 use crate::limits::{Class, Limiter};
 use crate::request::{expect_no_body, limit, query_param, request_id, write_token};
 use crate::routes::{route, Route};
-use likes_aws::env::CallerLimits;
+use likes_aws::env::{CallerLimits, SummaryMine};
 
 pub use crate::request::{DEFAULT_LIMIT, MAX_LIMIT, MAX_SUMMARY_IDS};
 
@@ -62,6 +62,8 @@ pub struct App<L, C> {
     pub liker_ids: LikerIds,
     /// The reaction kinds and mode: the like only unless given (`with_reactions`).
     pub reactions: Reactions,
+    /// How a summary reads what the caller holds: strongly unless given (`with_summary_mine`).
+    pub summary_mine: SummaryMine,
 }
 
 /// A JSON answer no cache may keep (`no-store`): the caller's own data, a write's result, an
@@ -158,7 +160,13 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             limiter: Limiter::default(),
             liker_ids: LikerIds::Raw,
             reactions: Reactions::default(),
+            summary_mine: SummaryMine::Strong,
         }
+    }
+
+    pub fn with_summary_mine(mut self, mine: SummaryMine) -> Self {
+        self.summary_mine = mine;
+        self
     }
 
     pub fn with_reactions(mut self, reactions: Reactions) -> Self {
@@ -245,6 +253,14 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
         let me = self.auth.caller(req).await?.user;
         let routed = routed?;
         self.admit(&routed, &me)?;
+        if let Route::Like(post)
+        | Route::Unlike(post)
+        | Route::React(post, _)
+        | Route::Unreact(post, _) = &routed
+        {
+            // This environment's own feeds see the post's new count once counted.
+            self.cache.written(post);
+        }
         let fresh = Reply::Fresh;
         match routed {
             Route::Like(post) => self.like(req, &post, &me).await.map(fresh),
@@ -319,7 +335,7 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
     }
 
     async fn count(&self, post: &PostId) -> Answer {
-        let n = match self.cache.likes(post) {
+        let n = match self.cache.likes(post, count_cache::Age::Route) {
             Some(n) => n,
             None if self.reactions.kinds.like_only() => {
                 let n = self.counts.post_count(post).await?;

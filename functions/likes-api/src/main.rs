@@ -24,10 +24,13 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let mut app = App::with_cache(
         DynamoLikes::new(client.clone(), env.tables.likes).with_markers(env.tables.markers),
         DynamoCounts::new(client.clone(), env.tables.counts),
-        CountCache::new(env.tuning.count_cache),
+        CountCache::new(env.tuning.count_cache).with_feed_age(env.tuning.summary_counts),
     );
     app.function_name = env.function_name;
-    app = app.with_limits(env.limits).with_reactions(env.reactions);
+    app = app
+        .with_limits(env.limits)
+        .with_reactions(env.reactions)
+        .with_summary_mine(env.tuning.summary_mine);
     if let LikerIdsSetting::Opaque { key } = &env.liker_ids {
         let ids = LikerIds::opaque(key.as_bytes()).ok_or("LIKES_LIKER_ID_KEY is not usable")?;
         app = app.with_liker_ids(ids);

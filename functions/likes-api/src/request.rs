@@ -1,6 +1,7 @@
 //! What a request says, read and validated: its id, and the query parameters and body of each
 //! route. Who is calling is `identity`'s.
 
+use chrono::{DateTime, Utc};
 use lambda_http::request::RequestContext;
 use lambda_http::{Request, RequestExt};
 use likes_core::write_token::BadKey;
@@ -84,6 +85,19 @@ pub fn limit(req: &Request) -> Result<usize, ApiError> {
 /// `post_ids=a,b,c`: 1 to 100 post ids; duplicates folded, first occurrence kept. The value is
 /// percent-decoded once, as every query value, then split on commas: an id cannot hold a comma,
 /// so `a%2Cb` (what `URLSearchParams` and `urlencode` send for `a,b`) means the same two ids.
+/// A summary's `since`: the creation time of the oldest post it names (RFC 3339), if given.
+pub fn summary_since(req: &Request) -> Result<Option<DateTime<Utc>>, ApiError> {
+    let Some(raw) = query_param(req, "since")? else {
+        return Ok(None);
+    };
+    likes_core::time::parse_ts(raw).map(Some).ok_or_else(|| {
+        ApiError::bad_request(
+            "invalid_since",
+            "since must be an RFC 3339 time, e.g. 2026-12-03T10:00:00Z",
+        )
+    })
+}
+
 pub fn summary_ids(req: &Request) -> Result<Vec<PostId>, ApiError> {
     let raw = query_param(req, "post_ids")?.unwrap_or("");
     if raw.is_empty() {

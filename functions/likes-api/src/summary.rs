@@ -1,18 +1,32 @@
-//! `GET /likes/summary`: a feed's counts and the caller's own, for up to 100 posts. A like-only
-//! deployment reads as it always did (one `BatchGetItem` of the counts the cache lacks, one of
-//! likes); with other kinds, the Counts items the cache lacks give every kind's count, and one
-//! batch per kind the caller's reactions. Counts DynamoDB cannot serve are shown marked
-//! (`count_reads`), not a 503.
+//! `GET /likes/summary`: a feed's counts and the caller's own, for up to 100 posts, in two
+//! reads in parallel. Counts: one `BatchGetItem` of the Counts items the cache lacks (a feed
+//! takes them up to the feed age old, `count_cache`), whatever the number of kinds; counts
+//! DynamoDB cannot serve are shown marked (`count_reads`), not a 503. The caller's own
+//! (`SummaryMine`, docs/api.md): `strong`, one strongly consistent batch of the posts' keys per
+//! kind; `fast` with `since`, one query of the caller's likes (and one of their reactions)
+//! made since the feed's oldest post.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
 
 use lambda_http::Request;
+use likes_aws::env::SummaryMine;
 use likes_core::reaction::LIKE;
-use likes_core::{CountsRead, Kind, PostId, ReactionsStore, UserId};
+use likes_core::time::format_ts;
+use likes_core::{CountsRead, Kind, PostId, ReactionsStore, StoreError, UserId};
 use serde_json::{json, Map, Value};
 
 use crate::count_reads::Shown;
 use crate::reactions::shown_counts;
-use crate::request::summary_ids;
+use crate::request::{summary_ids, summary_since};
 use crate::{public_count, Answer, App};
+
+/// How much earlier than the feed's oldest post a like of it may be stamped: the product's
+/// clock (its posts' times) and the API's (`liked_at`) may disagree by this much.
+pub const SINCE_SKEW: Duration = Duration::from_secs(300);
+/// Most likes and reactions made since `since` that a summary reads from the caller's index
+/// (a few read units): past it, the posts' keys are read instead (strongly, as `strong` does).
+pub const SINCE_CAP: usize = 300;
 
 /// A summary's item: the counts as `shown` (null when unavailable), marked when not fresh.
 fn item<T>(
@@ -38,49 +52,53 @@ fn item<T>(
 impl<L: ReactionsStore, C: CountsRead> App<L, C> {
     pub(crate) async fn summary(&self, req: &Request, me: &UserId) -> Answer {
         let ids = summary_ids(req)?;
+        let since = summary_since(req)?;
         if !self.reactions.kinds.like_only() {
-            return self.summary_of_kinds(&ids, me).await;
-        }
-        // Two round trips, in parallel: the counts' items, and the caller's likes.
-        let counts = self.like_counts(&ids);
-        let liked = self.likes.liked_among(me, &ids);
-        let (counts, liked) = futures::try_join!(counts, liked)?;
-        let items: Vec<Value> = ids
-            .iter()
-            .map(|post| {
-                let shown = counts.get(post).unwrap_or(&Shown::Unavailable);
-                let n = shown.value().map(|n| public_count(*n));
-                let mine = if liked.contains(post) {
-                    vec![Kind::like()]
-                } else {
-                    vec![]
-                };
-                let reactions = n.map(|n| json!({ LIKE: n }));
-                item(post, shown, n, reactions, &mine)
-            })
-            .collect();
-        Ok(json!({ "items": items }))
-    }
-
-    /// The summary of a deployment with several kinds: each post's counts per kind and the
-    /// caller's own, in two reads in parallel (the Counts items the cache lacks, the caller's
-    /// reactions' keys).
-    pub(crate) async fn summary_of_kinds(&self, ids: &[PostId], me: &UserId) -> Answer {
-        let kinds = &self.reactions.kinds;
-        let counts = self.kind_counts_of(ids);
-        let mine = self.likes.reacted_among(me, ids, kinds);
-        let (counts, mine) = futures::try_join!(counts, mine)?;
-        let items: Vec<Value> = ids
-            .iter()
-            .map(|post| {
+            let counts = self.kind_counts_of(&ids);
+            let (counts, mine) = futures::try_join!(counts, self.mine(me, &ids, since))?;
+            let kinds = &self.reactions.kinds;
+            let items = ids.iter().map(|post| {
                 let shown = counts.get(post).unwrap_or(&Shown::Unavailable);
                 let value = shown.value();
                 let reactions = value.map(|c| shown_counts(kinds.iter(), c).0);
                 let like = value.map(|c| public_count(c.get(LIKE).copied().unwrap_or(0)));
                 let my: &[Kind] = mine.get(post).map_or(&[], Vec::as_slice);
                 item(post, shown, like, reactions, my)
-            })
-            .collect();
-        Ok(json!({ "items": items }))
+            });
+            return Ok(json!({ "items": items.collect::<Vec<_>>() }));
+        }
+        let counts = self.like_counts(&ids);
+        let (counts, mine) = futures::try_join!(counts, self.mine(me, &ids, since))?;
+        let items = ids.iter().map(|post| {
+            let shown = counts.get(post).unwrap_or(&Shown::Unavailable);
+            let n = shown.value().map(|n| public_count(*n));
+            let my: &[Kind] = mine.get(post).map_or(&[], Vec::as_slice);
+            let reactions = n.map(|n| json!({ LIKE: n }));
+            item(post, shown, n, reactions, my)
+        });
+        Ok(json!({ "items": items.collect::<Vec<_>>() }))
+    }
+
+    /// What the caller holds among `ids`, as `SummaryMine` reads it.
+    async fn mine(
+        &self,
+        me: &UserId,
+        ids: &[PostId],
+        since: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<HashMap<PostId, Vec<Kind>>, StoreError> {
+        let kinds = &self.reactions.kinds;
+        if let (SummaryMine::Fast, Some(since)) = (self.summary_mine, since) {
+            let from =
+                format_ts(since - chrono::Duration::from_std(SINCE_SKEW).unwrap_or_default());
+            let held = self.likes.held_since(me, &from, kinds, SINCE_CAP);
+            if let Some(held) = held.await? {
+                let wanted: HashSet<&PostId> = ids.iter().collect();
+                return Ok(held
+                    .into_iter()
+                    .filter(|(p, _)| wanted.contains(p))
+                    .collect());
+            }
+        }
+        self.likes.reacted_among(me, ids, kinds).await
     }
 }

@@ -190,12 +190,19 @@ fn statement(id: &str, s: &Value, t: &Value, names: &Names) -> Result<Statement,
     })
 }
 
+/// Stands, in an ARN made from a local name pattern, for the name's `*`: any run of characters
+/// but `/`. A test's unique table name has no `/`, so the table's ARN pattern matches its own
+/// ARN and never its indexes' or its stream's, as on AWS (`table/likes` does not match
+/// `table/likes/index/by_user`). A plain `*` would, and did: every index query was allowed.
+const NAME_PART: char = '\u{E000}';
+
 /// The ARN (with `*` for region and account) of the resource `logical_id`, by its type.
 fn arn_of(logical_id: &str, t: &Value, names: &Names) -> Result<String, String> {
     let name = names
         .0
         .get(logical_id)
-        .ok_or_else(|| format!("no local name for {logical_id} (give the lab one)"))?;
+        .ok_or_else(|| format!("no local name for {logical_id} (give the lab one)"))?
+        .replace('*', &NAME_PART.to_string());
     match t["Resources"][logical_id]["Type"].as_str() {
         Some("AWS::DynamoDB::Table") => Ok(format!("arn:aws:dynamodb:*:*:table/{name}")),
         Some("AWS::SQS::Queue") => Ok(format!("arn:aws:sqs:*:*:{name}")),
@@ -261,27 +268,27 @@ fn resolve(v: &Value, t: &Value, names: &Names) -> Result<String, String> {
     }
 }
 
-/// IAM's wildcard match: `*` any run of characters, `?` any one.
+/// IAM's wildcard match: `*` any run of characters, `?` any one (and the lab's own
+/// [`NAME_PART`], any run without a `/`). Over the pattern and text's positions, from the end:
+/// `ok[j]` says whether the rest of the pattern matches `text[j..]`.
 pub fn glob(pattern: &str, text: &str) -> bool {
     let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
+    // The empty pattern matches the empty text only.
+    let mut ok: Vec<bool> = (0..=t.len()).map(|j| j == t.len()).collect();
+    for &c in p.iter().rev() {
+        let mut next = vec![false; t.len() + 1];
+        for j in (0..=t.len()).rev() {
+            next[j] = match c {
+                // Nothing more of the text, or one character more.
+                '*' => ok[j] || (j < t.len() && next[j + 1]),
+                NAME_PART => ok[j] || (j < t.len() && t[j] != '/' && next[j + 1]),
+                '?' => j < t.len() && ok[j + 1],
+                c => j < t.len() && t[j] == c && ok[j + 1],
+            };
         }
+        ok = next;
     }
-    p[pi..].iter().all(|&c| c == '*')
+    ok[0]
 }
 
 #[cfg(test)]
@@ -304,6 +311,18 @@ mod tests {
         ));
         assert!(glob("likes-*", "likes-abc"));
         assert!(!glob("likes-*", "likes"));
+        // A test's unique name: its table, not its indexes nor its stream.
+        let table = format!("arn:aws:dynamodb:*:*:table/likes-{NAME_PART}");
+        assert!(glob(&table, "arn:aws:dynamodb:r:1:table/likes-abc"));
+        assert!(!glob(
+            &table,
+            "arn:aws:dynamodb:r:1:table/likes-abc/index/by_reactor"
+        ));
+        assert!(glob(
+            &format!("{table}/index/by_user"),
+            "arn:aws:dynamodb:r:1:table/likes-abc/index/by_user"
+        ));
+        assert!(glob("a*b*c", "aXbYbc") && !glob("a*b*c", "aXbY"));
         assert!(glob("a?c", "abc") && !glob("a?c", "ac"));
         assert!(glob("*", ""));
     }

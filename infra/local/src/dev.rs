@@ -231,8 +231,10 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         DynamoLikes::new(api_dynamo.clone(), &settings.likes_table)
             .with_markers(Some(&settings.markers_table)),
         DynamoCounts::new(api_dynamo, &settings.counts_table),
-        likes_api::CountCache::new(settings.tuning.count_cache),
+        likes_api::CountCache::new(settings.tuning.count_cache)
+            .with_feed_age(settings.tuning.summary_counts),
     )
+    .with_summary_mine(settings.tuning.summary_mine)
     .with_erase_queue(jobs)
     .with_erasure_requests(erasures)
     .with_limits(settings.limits)

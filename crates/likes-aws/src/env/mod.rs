@@ -38,6 +38,20 @@ fn number(name: &'static str) -> Result<Option<u64>, EnvError> {
         .transpose()
 }
 
+/// A setting that names one of a few choices, if set.
+fn choice<T: std::str::FromStr>(
+    name: &'static str,
+    what: &'static str,
+) -> Result<Option<T>, EnvError> {
+    var(name)
+        .map(|value| {
+            value
+                .parse()
+                .map_err(|_| EnvError::Invalid { name, value, what })
+        })
+        .transpose()
+}
+
 /// The tables every function works on.
 #[derive(Debug, Clone)]
 pub struct TableNames {
@@ -50,11 +64,39 @@ pub struct TableNames {
     pub markers: Option<String>,
 }
 
+/// How a feed summary reads what the caller holds ("liked by me", "my reactions"): the
+/// template's `SummaryMine`, `LIKES_SUMMARY_MINE`. docs/api.md states each one's promise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SummaryMine {
+    /// `strong` (the default): a strongly consistent read of each post's keys.
+    #[default]
+    Strong,
+    /// `fast`: with the request's `since`, one query of the caller's own index (eventually
+    /// consistent); without it, an eventually consistent read of each post's keys.
+    Fast,
+}
+
+impl std::str::FromStr for SummaryMine {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, ()> {
+        match s {
+            "strong" => Ok(Self::Strong),
+            "fast" => Ok(Self::Fast),
+            _ => Err(()),
+        }
+    }
+}
+
 /// How the API and the aggregator are tuned; the same variables on Lambda and in `make dev`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tuning {
     /// `LIKES_COUNT_CACHE_MS` (default 1000; 0 turns the API's count cache off).
     pub count_cache: Duration,
+    /// `LIKES_SUMMARY_COUNTS_MS` (default: the count cache's; at most 60000): how old a feed
+    /// summary's counts may be.
+    pub summary_counts: Duration,
+    /// `LIKES_SUMMARY_MINE` (default `strong`).
+    pub summary_mine: SummaryMine,
     /// `LIKES_AGGREGATOR_CONCURRENCY` (default 128): posts the aggregator writes at once.
     pub aggregator_concurrency: usize,
     /// `LIKES_AGGREGATOR_POST_BUDGET_MS` (default 9000): time a post needs at worst; none
@@ -66,6 +108,8 @@ impl Default for Tuning {
     fn default() -> Self {
         Self {
             count_cache: Duration::from_millis(1000),
+            summary_counts: Duration::from_millis(1000),
+            summary_mine: SummaryMine::Strong,
             aggregator_concurrency: 128,
             aggregator_post_budget: Duration::from_secs(9),
         }
@@ -75,10 +119,15 @@ impl Default for Tuning {
 impl Tuning {
     pub fn from_env() -> Result<Self, EnvError> {
         let d = Self::default();
+        let count_cache = number("LIKES_COUNT_CACHE_MS")?
+            .map(Duration::from_millis)
+            .unwrap_or(d.count_cache);
         Ok(Self {
-            count_cache: number("LIKES_COUNT_CACHE_MS")?
+            count_cache,
+            summary_counts: number("LIKES_SUMMARY_COUNTS_MS")?
                 .map(Duration::from_millis)
-                .unwrap_or(d.count_cache),
+                .unwrap_or(count_cache),
+            summary_mine: choice("LIKES_SUMMARY_MINE", "strong or fast")?.unwrap_or(d.summary_mine),
             aggregator_concurrency: number("LIKES_AGGREGATOR_CONCURRENCY")?
                 .map(|n| n.max(1) as usize)
                 .unwrap_or(d.aggregator_concurrency),

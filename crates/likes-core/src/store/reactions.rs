@@ -67,6 +67,18 @@ pub trait ReactionsStore: LikesStore {
         kinds: &Kinds,
     ) -> impl Future<Output = Result<HashMap<PostId, Vec<Kind>>, StoreError>> + Send;
 
+    /// What the user holds (of `kinds`) among everything they made at or after `since` (a
+    /// `time` timestamp), from the user's own indexes: eventually consistent, as an index
+    /// trails its table. `None` when more than `cap` likes or reactions were made since: the
+    /// caller reads the posts' keys instead. `SummaryMine=fast`'s read (docs/api.md).
+    fn held_since(
+        &self,
+        user: &UserId,
+        since: &str,
+        kinds: &Kinds,
+        cap: usize,
+    ) -> impl Future<Output = Result<Option<HashMap<PostId, Vec<Kind>>>, StoreError>> + Send;
+
     /// Who reacted to the post with `kind`, merged over its 16 buckets, newest first, paged as
     /// [`LikesStore::likers_of_post`] (which this is, for `like`).
     fn reactors_of_post(

@@ -18,25 +18,25 @@ use likes_core::{CountsRead, Kinds, Mode, PostId, Reactions, StoreError, UserId}
 use likes_harness::{call, call_as, ApiEvent};
 use serde_json::{json, Value};
 
-const TTL: Duration = Duration::from_secs(1);
+pub(crate) const TTL: Duration = Duration::from_secs(1);
 
 /// Every post's counts are `counts`; each read of a post's item is counted; a throttled post's
 /// item cannot be read.
 #[derive(Default)]
-struct Throttled {
+pub(crate) struct Throttled {
     counts: Mutex<BTreeMap<String, i64>>,
     reads: Mutex<HashMap<PostId, usize>>,
     throttled: Mutex<HashSet<PostId>>,
 }
 
 impl Throttled {
-    fn with(counts: &[(&str, i64)]) -> Self {
+    pub(crate) fn with(counts: &[(&str, i64)]) -> Self {
         let s = Self::default();
         s.set(counts);
         s
     }
 
-    fn set(&self, counts: &[(&str, i64)]) {
+    pub(crate) fn set(&self, counts: &[(&str, i64)]) {
         let map = counts.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect();
         *self.counts.lock().unwrap() = map;
     }
@@ -50,7 +50,7 @@ impl Throttled {
         }
     }
 
-    fn reads(&self, post: &PostId) -> usize {
+    pub(crate) fn reads(&self, post: &PostId) -> usize {
         self.reads.lock().unwrap().get(post).copied().unwrap_or(0)
     }
 
@@ -138,7 +138,11 @@ fn app(kinds: &str, counts: Throttled) -> App<MemoryLikes, Throttled> {
     App::with_cache(MemoryLikes::default(), counts, CountCache::new(TTL)).with_reactions(reactions)
 }
 
-async fn summary(app: &App<MemoryLikes, Throttled>, posts: &[&PostId], me: &UserId) -> Value {
+pub(crate) async fn summary(
+    app: &App<MemoryLikes, Throttled>,
+    posts: &[&PostId],
+    me: &UserId,
+) -> Value {
     let ids: Vec<String> = posts.iter().map(|p| p.to_string()).collect();
     let event = ApiEvent::new("GET", "/likes/summary")
         .query(&format!("post_ids={}", ids.join(",")))
@@ -156,7 +160,7 @@ async fn reactions(app: &App<MemoryLikes, Throttled>, post: &PostId, me: &UserId
 }
 
 /// The summary's item of `post`.
-fn item<'a>(summary: &'a Value, post: &PostId) -> &'a Value {
+pub(crate) fn item<'a>(summary: &'a Value, post: &PostId) -> &'a Value {
     let items = summary["items"].as_array().expect("items");
     let found = items.iter().find(|i| i["post_id"] == post.as_str());
     found.expect("the post's item")

@@ -4,6 +4,7 @@
 
 mod bootstrap;
 mod events;
+mod feed_counts;
 mod function_url;
 mod hot_counts;
 mod no_panic;

@@ -32,21 +32,45 @@ impl DynamoLikes {
 }
 
 /// A user's index: `by_user` for likes, `by_reactor` for reactions.
-struct UserIndex {
-    name: &'static str,
+pub(super) struct UserIndex {
+    pub name: &'static str,
     /// Its partition key attribute (the user) and sort key attribute (the time).
-    user: &'static str,
-    time: &'static str,
+    pub user: &'static str,
+    pub time: &'static str,
+}
+
+/// The likes' index of a user.
+pub(super) const LIKES_BY_USER: UserIndex = UserIndex {
+    name: BY_USER,
+    user: SK,
+    time: LIKED_AT,
+};
+
+/// The reactions' index of a user.
+pub(super) const REACTIONS_BY_USER: UserIndex = UserIndex {
+    name: BY_REACTOR,
+    user: REACTOR,
+    time: REACTED_AT,
+};
+
+/// Which of a user's items an index query reads, by when they were made.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Made<'a> {
+    /// At or before this time (an erase's cut-off), or all when `None`.
+    UpTo(Option<&'a str>),
+    /// At or after this time (a summary's `since`), at most this many a page: past a cap,
+    /// a summary stops reading.
+    Since(&'a str, usize),
 }
 
 impl DynamoLikes {
-    /// One page of `index` for `user` (with `up_to`, made at or before it): each item's bucket
-    /// and sort key, and where the next page starts.
-    async fn user_page(
+    /// One page of `index` for `user`, of the items `made` selects: each item's bucket and
+    /// sort key, and where the next page starts.
+    pub(super) async fn user_page(
         &self,
         index: &UserIndex,
         user: &UserId,
-        up_to: Option<&str>,
+        made: Made<'_>,
         from: Option<HashMap<String, AttributeValue>>,
     ) -> Result<UserPage, StoreError> {
         let mut query = self
@@ -57,13 +81,21 @@ impl DynamoLikes {
             .expression_attribute_names("#u", index.user)
             .expression_attribute_values(":u", s(user.as_str()))
             .set_exclusive_start_key(from);
-        query = match up_to {
-            Some(t) => query
-                .key_condition_expression("#u = :u AND #t <= :t")
-                .expression_attribute_names("#t", index.time)
-                .expression_attribute_values(":t", s(t)),
-            None => query.key_condition_expression("#u = :u"),
+        let (condition, t) = match made {
+            Made::UpTo(Some(t)) => ("#u = :u AND #t <= :t", t),
+            Made::Since(t, page) => {
+                let page = i32::try_from(page.max(1)).unwrap_or(i32::MAX);
+                query = query.limit(page);
+                ("#u = :u AND #t >= :t", t)
+            }
+            Made::UpTo(None) => ("#u = :u", ""),
         };
+        query = query.key_condition_expression(condition);
+        if !t.is_empty() {
+            query = query
+                .expression_attribute_names("#t", index.time)
+                .expression_attribute_values(":t", s(t));
+        }
         let out = query.send().await.map_err(classify_read)?;
         let mut items = Vec::with_capacity(out.items().len());
         for item in out.items() {
@@ -78,7 +110,7 @@ impl DynamoLikes {
 }
 
 /// A page of a user's index: each item's bucket and sort key, and where the next page starts.
-type UserPage = (
+pub(super) type UserPage = (
     Vec<(PostBucket, String)>,
     Option<HashMap<String, AttributeValue>>,
 );
@@ -93,12 +125,8 @@ impl EraseStore for DynamoLikes {
         up_to: Option<&str>,
         from: Option<Self::Resume>,
     ) -> Result<(Vec<PostBucket>, Option<Self::Resume>), StoreError> {
-        let index = UserIndex {
-            name: BY_USER,
-            user: SK,
-            time: LIKED_AT,
-        };
-        let (items, next) = self.user_page(&index, user, up_to, from).await?;
+        let made = Made::UpTo(up_to);
+        let (items, next) = self.user_page(&LIKES_BY_USER, user, made, from).await?;
         let buckets = items.into_iter().map(|(b, _)| b).collect();
         Ok((buckets, next))
     }
@@ -142,12 +170,8 @@ impl EraseStore for DynamoLikes {
         up_to: Option<&str>,
         from: Option<Self::Resume>,
     ) -> Result<(Vec<(PostBucket, Kind)>, Option<Self::Resume>), StoreError> {
-        let index = UserIndex {
-            name: BY_REACTOR,
-            user: REACTOR,
-            time: REACTED_AT,
-        };
-        let (items, next) = self.user_page(&index, user, up_to, from).await?;
+        let made = Made::UpTo(up_to);
+        let (items, next) = self.user_page(&REACTIONS_BY_USER, user, made, from).await?;
         let mut found = Vec::with_capacity(items.len());
         for (bucket, sk) in items {
             let kind = match Held::of(&sk) {

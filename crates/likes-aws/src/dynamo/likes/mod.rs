@@ -14,6 +14,7 @@ mod erase;
 mod item;
 mod reactions;
 mod read;
+mod recent;
 mod single;
 pub(crate) mod windows;
 mod write;

@@ -133,6 +133,16 @@ impl ReactionsStore for DynamoLikes {
             .collect()
     }
 
+    async fn held_since(
+        &self,
+        user: &UserId,
+        since: &str,
+        kinds: &Kinds,
+        cap: usize,
+    ) -> Result<Option<HashMap<PostId, Vec<Kind>>>, StoreError> {
+        self.read_held_since(user, since, kinds, cap).await
+    }
+
     async fn reactors_of_post(
         &self,
         post: &PostId,

@@ -206,6 +206,37 @@ impl ReactionsStore for MemoryLikes {
         Ok(out)
     }
 
+    async fn held_since(
+        &self,
+        user: &UserId,
+        since: &str,
+        kinds: &Kinds,
+        cap: usize,
+    ) -> Result<Option<HashMap<PostId, Vec<Kind>>>, StoreError> {
+        let items = self.items.lock().map_err(|_| poisoned())?;
+        let reactions = self.reactions.lock().map_err(|_| poisoned())?;
+        let likes = items
+            .iter()
+            .filter(|((_, u), t)| u == user && t.as_str() >= since)
+            .map(|((b, _), _)| (b.post.clone(), Kind::like()));
+        let others = reactions
+            .iter()
+            .filter(|((_, u, k), t)| {
+                u == user && t.as_str() >= since && kinds.get(k.as_str()).is_some()
+            })
+            .map(|((b, _, k), _)| (b.post.clone(), k.clone()));
+        let held: Vec<(PostId, Kind)> = likes.chain(others).collect();
+        if held.len() > cap {
+            return Ok(None);
+        }
+        let mut out: HashMap<PostId, Vec<Kind>> = HashMap::new();
+        for (post, kind) in held {
+            out.entry(post).or_default().push(kind);
+        }
+        out.values_mut().for_each(|k| k.sort());
+        Ok(Some(out))
+    }
+
     async fn reactors_of_post(
         &self,
         post: &PostId,

@@ -165,6 +165,15 @@ impl ReactionsStore for FakeLikes {
                 .collect(),
         )
     }
+    async fn held_since(
+        &self,
+        _: &UserId,
+        _: &str,
+        _: &Kinds,
+        _: usize,
+    ) -> Result<Option<HashMap<PostId, Vec<Kind>>>, StoreError> {
+        self.read(None)
+    }
     async fn reactors_of_post(
         &self,
         post: &PostId,
