@@ -56,6 +56,7 @@ fn setups() -> Vec<Setup> {
                 ("LIKES_PUBLISHED_EVENTS", "all"),
                 ("LIKES_REACTION_KINDS", "like,love,+1"),
                 ("LIKES_REACTION_MODE", "multi"),
+                ("LIKES_SUMMARY_MINE", "fast"),
             ]),
             kinds: true,
         },
@@ -126,6 +127,9 @@ fn tour(local: &Local, setup: &Setup) -> Value {
         ok(port, "GET", "/posts/p1/reactions/love/users", &b, None);
         ok(port, "DELETE", "/posts/p1/reactions/love", &b, None);
         ok(port, "PUT", "/posts/p2/reactions/love", &b, None);
+        // With SummaryMine=fast, from the caller's indexes (`by_user`, `by_reactor`).
+        let since = "/likes/summary?post_ids=p1,p2&since=2026-01-01T00:00:00Z";
+        ok(port, "GET", since, &b, None);
     }
     // A named like whose answer is lost (the connection closed after it applied): settled by
     // its marker, read back.

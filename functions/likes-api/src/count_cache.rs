@@ -35,7 +35,7 @@ pub const MAX_STALE: Duration = Duration::from_secs(60);
 /// Posts remembered at most. Past that, expired entries go, then the least recently used
 /// eighth: a flood of requests for fresh posts (one caller's summaries of made-up ids) cannot
 /// push out the hot posts that feeds keep reading.
-/// A feed age of 30 s keeps ~23,000 posts live per environment under the bench's feed model
+/// A feed age of 60 s keeps ~40,000 posts live per environment under the bench's feed model
 /// (docs/performance.md); an entry is ~150 bytes, so the bound is ~8 MB.
 const CAPACITY: usize = 50_000;
 const EVICT: usize = CAPACITY / 8;

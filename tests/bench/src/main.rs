@@ -11,6 +11,7 @@ mod hot_path;
 mod jwt_cost;
 mod limiter_cost;
 mod reaction_cost;
+mod summary_cost;
 mod template;
 mod xray_cost;
 
@@ -34,6 +35,9 @@ enum Cmd {
     Decode { event: PathBuf },
     /// Only the reactions' units and cost (needs the emulator: LIKES_TEST_DYNAMODB_ENDPOINT).
     Reactions,
+    /// Only the cost model, with the round figures of an earlier full run for what it measures
+    /// (`Measured::nominal`), then the reactions' and summaries' counted units (the emulator).
+    Cost,
 }
 
 fn root() -> PathBuf {
@@ -255,6 +259,31 @@ async fn reactions(measured: &cost::Measured) {
         like.units.write,
         cost::LIKES_UNITS_PER_LIKE
     );
+    summaries(&endpoint).await;
+}
+
+/// A summary's read of its caller's own, per `SummaryMine` (requests against the emulator,
+/// counted), checked against the feed model's figures.
+async fn summaries(endpoint: &str) {
+    println!("\n== a summary of 100 posts, its caller having liked 10 (and loved 5) since `since`: read units per summary, counted (count cache off: the 100 counts' 50 units included)");
+    let rows = match summary_cost::measure_all(endpoint).await {
+        Ok(rows) => rows,
+        Err(e) => fail(&format!("measuring summaries: {e}")),
+    };
+    for r in &rows {
+        println!("  {}: {:.2} read units ({})", r.what, r.units.read, r.ops);
+    }
+    // The model's fast figure is its queries' pages, less the callers past the cap.
+    let fast = rows.iter().find(|r| r.what == "like, SummaryMine=Fast");
+    let counted = fast.map_or(f64::NAN, |r| r.units.read - 50.0);
+    let model = (cost::feed::mine_units(cost::feed::Mine::Fast, 1)
+        - cost::feed::HEAVY_SHARE * 100.0)
+        / (1.0 - cost::feed::HEAVY_SHARE);
+    if (counted - model).abs() > 1e-9 {
+        fail(&format!(
+            "a fast summary's own read {counted} units, the feed model says {model}"
+        ));
+    }
 }
 
 #[tokio::main]
@@ -263,5 +292,13 @@ async fn main() {
         Cmd::All => all().await,
         Cmd::Decode { event } => decode(&event),
         Cmd::Reactions => reactions(&cost::Measured::nominal()).await,
+        Cmd::Cost => {
+            let measured = cost::Measured::nominal();
+            println!("== cost model (us-east-1 list prices; nominal measured figures)");
+            for line in cost::table(&measured) {
+                println!("  {line}");
+            }
+            reactions(&measured).await;
+        }
     }
 }

@@ -34,10 +34,10 @@ pub struct Units {
 }
 
 #[derive(Debug, Clone, Default)]
-struct UnitCounter(Arc<Mutex<(Units, BTreeMap<String, usize>)>>);
+pub(crate) struct UnitCounter(Arc<Mutex<(Units, BTreeMap<String, usize>)>>);
 
 impl UnitCounter {
-    fn take(&self) -> (Units, BTreeMap<String, usize>) {
+    pub(crate) fn take(&self) -> (Units, BTreeMap<String, usize>) {
         self.0
             .lock()
             .map(|mut g| std::mem::take(&mut *g))
@@ -157,7 +157,7 @@ pub struct Measured {
 
 const N: usize = 200;
 
-async fn stack(
+pub(crate) async fn stack(
     endpoint: &str,
     reactions: Reactions,
 ) -> Result<(App<DynamoLikes, DynamoCounts>, UnitCounter), String> {

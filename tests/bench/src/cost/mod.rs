@@ -41,10 +41,9 @@ const AGGREGATOR_MS: f64 = 50.0;
 pub const LIKES_UNITS_PER_LIKE: f64 = 3.0;
 /// A count read: one eventually consistent read of ≤ 4 KB, half a read unit.
 const COUNT_READ_UNITS: f64 = 0.5;
-/// A summary of 100 posts: 100 counts (eventually consistent, 0.5 each) and 100 liked-by-me
-/// keys (strongly consistent, 1 each).
-const SUMMARY_POSTS: f64 = 100.0;
-const SUMMARY_UNITS: f64 = SUMMARY_POSTS * 0.5 + SUMMARY_POSTS * 1.0;
+/// What a summary of 100 posts reads: the feed model's (`feed`).
+pub mod feed;
+use feed::{Feed, Mine, SUMMARY_POSTS};
 
 // ---- The design load and the read mix it is priced at. ----
 
@@ -240,22 +239,52 @@ impl Profile {
         })
     }
 
-    pub fn summary(&self) -> Cost {
+    /// A summary that reads `units` read units.
+    pub fn summary(&self, units: f64) -> Cost {
         self.price(Usage {
             api_requests: 1.0,
-            read_units: SUMMARY_UNITS,
+            read_units: units,
             ..Usage::default()
         })
     }
 
-    /// $ a day at the design load and read mix.
-    pub fn per_day(&self, m: &Measured) -> f64 {
+    /// $ a day at the design load and read mix, a summary reading `summary_units`.
+    pub fn per_day(&self, m: &Measured, summary_units: f64) -> f64 {
         let likes_per_day_m = LIKES_PER_S * 86_400.0 / 1e6;
         likes_per_day_m
             * (self.like(m).total()
                 + COUNT_READS_PER_LIKE * self.count_read(m).total()
-                + SUMMARIES_PER_LIKE * self.summary().total())
+                + SUMMARIES_PER_LIKE * self.summary(summary_units).total())
     }
+}
+
+/// The feed model's lines: its assumptions and what a summary reads under it.
+fn feed_lines(feed: &Feed) -> Vec<String> {
+    let strong = feed::mine_units(Mine::Strong, 1);
+    let fast = feed::mine_units(Mine::Fast, 1);
+    vec![
+        format!(
+            "feed model: {} posts shown, Zipf exponent {}; {:.0} execution environments share the traffic (every API request for {API_MS} ms), each with its count cache; a feed's counts up to {} s old (SummaryCountsMaxAge)",
+            feed.posts, feed.zipf_s, feed.environments, feed.feed_age
+        ),
+        format!(
+            "  a summary of {SUMMARY_POSTS} posts reads {:.1} % of its counts: {:.1} read units",
+            feed.miss_ratio() * 100.0,
+            feed.count_units()
+        ),
+        format!(
+            "  its caller's own: SummaryMine=strong {strong:.1} units (a strong key per post; {:.0} with 3 kinds); fast {fast:.2} units (a query of the caller's {} likes since the feed's oldest post; {:.0} % of callers past the cap read keys; {:.2} with 3 kinds)",
+            feed::mine_units(Mine::Strong, 3),
+            feed::LIKES_IN_WINDOW,
+            feed::HEAVY_SHARE * 100.0,
+            feed::mine_units(Mine::Fast, 3)
+        ),
+        format!(
+            "  a summary: strong {:.1} units, fast {:.1} units (before: 150)",
+            feed.count_units() + strong,
+            feed.count_units() + fast
+        ),
+    ]
 }
 
 /// DynamoDB reads per count request under the read mix.
@@ -285,7 +314,7 @@ pub fn table(m: &Measured) -> Vec<String> {
             HOT_POST_SHARE * 100.0
         ),
         format!(
-            "read mix, per like: {COUNT_READS_PER_LIKE} count read ({:.0} % of them of hot posts, answered by the 1 s count cache with {:.4} DynamoDB reads each; the rest 1 read each) and {SUMMARIES_PER_LIKE} feed summaries of {SUMMARY_POSTS} posts (a like per 50 posts shown)",
+            "read mix, per like: {COUNT_READS_PER_LIKE} count read ({:.0} % of them of hot posts, answered by the 1 s count cache with {:.4} DynamoDB reads each; the rest 1 read each) and {SUMMARIES_PER_LIKE} feed summaries of {SUMMARY_POSTS} posts (a like per 50 posts shown, a viewer liked 2 % of a feed)",
             CACHED_COUNT_READ_SHARE * 100.0,
             m.cached_read_ratio
         ),
@@ -296,11 +325,13 @@ pub fn table(m: &Measured) -> Vec<String> {
             provisioned.read_unit()
         ),
     ];
+    let feed = Feed::stated(API_MS);
+    lines.extend(feed_lines(&feed));
+    let units = |mine| feed.count_units() + feed::mine_units(mine, 1);
     for p in [Profile::default_profile(), lean] {
         let like = p.like(m);
         let likes_units = LIKES_UNITS_PER_LIKE * p.capacity.write_unit();
         let count = p.count_read(m);
-        let summary = p.summary();
         lines.push(format!("{}:", p.name));
         lines.push(format!(
             "  per million likes: ${:.2} = front door ${:.2} + likes-api λ ({API_MB} MB, {:.3} ms) ${:.3} + Likes writes ({LIKES_UNITS_PER_LIKE} WU) ${:.3} + Counts writes ({:.3} WU) ${:.3} + aggregator λ ${:.3}",
@@ -320,16 +351,32 @@ pub fn table(m: &Measured) -> Vec<String> {
             count.api_lambda,
             count.reads
         ));
+        for mine in [Mine::Strong, Mine::Fast] {
+            let summary = p.summary(units(mine));
+            lines.push(format!(
+                "  SummaryMine={}: per million summaries of {SUMMARY_POSTS}: ${:.2} = front door ${:.2} + λ ${:.3} + {:.1} read units ${:.2}; a day at the design load and read mix: ${:.0}",
+                mine.name(),
+                summary.total(),
+                summary.front_door,
+                summary.api_lambda,
+                units(mine),
+                summary.reads,
+                p.per_day(m, units(mine))
+            ));
+        }
         lines.push(format!(
-            "  per million summaries of {SUMMARY_POSTS}: ${:.2} = front door ${:.2} + λ ${:.3} + {SUMMARY_UNITS} read units ${:.2}",
-            summary.total(),
-            summary.front_door,
-            summary.api_lambda,
-            summary.reads
+            "  a day with summaries that read nothing (the floor no read path goes below): ${:.0}",
+            p.per_day(m, 0.0)
         ));
+    }
+    for s in [0.8, 1.2] {
+        let other = Feed { zipf_s: s, ..feed };
+        let fast = other.count_units() + feed::mine_units(Mine::Fast, 1);
         lines.push(format!(
-            "  a day at the design load and read mix: ${:.0}",
-            p.per_day(m)
+            "with Zipf exponent {s}: {:.0} % of counts read, a fast summary {fast:.1} units; a day: default ${:.0}, lean ${:.0}",
+            other.miss_ratio() * 100.0,
+            Profile::default_profile().per_day(m, fast),
+            lean.per_day(m, fast)
         ));
     }
     let lean_like = lean.like(m).total();

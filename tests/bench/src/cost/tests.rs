@@ -33,7 +33,7 @@ fn provisioned_writes_are_priced_per_capacity_hour_at_the_utilisation() {
         "a WCU-hour is not a unit"
     );
     // Reads likewise, from the RCU-hour.
-    let summary = lean.summary();
+    let summary = lean.summary(150.0);
     assert!(close(
         summary.reads,
         150.0 * RCU_HOUR / (3600.0 * 0.7) * 1e6
