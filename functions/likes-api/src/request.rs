@@ -82,9 +82,6 @@ pub fn limit(req: &Request) -> Result<usize, ApiError> {
     }
 }
 
-/// `post_ids=a,b,c`: 1 to 100 post ids; duplicates folded, first occurrence kept. The value is
-/// percent-decoded once, as every query value, then split on commas: an id cannot hold a comma,
-/// so `a%2Cb` (what `URLSearchParams` and `urlencode` send for `a,b`) means the same two ids.
 /// A summary's `since`: the creation time of the oldest post it names (RFC 3339), if given.
 pub fn summary_since(req: &Request) -> Result<Option<DateTime<Utc>>, ApiError> {
     let Some(raw) = query_param(req, "since")? else {
@@ -98,6 +95,9 @@ pub fn summary_since(req: &Request) -> Result<Option<DateTime<Utc>>, ApiError> {
     })
 }
 
+/// `post_ids=a,b,c`: 1 to 100 post ids; duplicates folded, first occurrence kept. The value is
+/// percent-decoded once, as every query value, then split on commas: an id cannot hold a comma,
+/// so `a%2Cb` (what `URLSearchParams` and `urlencode` send for `a,b`) means the same two ids.
 pub fn summary_ids(req: &Request) -> Result<Vec<PostId>, ApiError> {
     let raw = query_param(req, "post_ids")?.unwrap_or("");
     if raw.is_empty() {

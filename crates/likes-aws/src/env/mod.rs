@@ -72,7 +72,7 @@ pub enum SummaryMine {
     #[default]
     Strong,
     /// `fast`: with the request's `since`, one query of the caller's own index (eventually
-    /// consistent); without it, an eventually consistent read of each post's keys.
+    /// consistent); without it, or past the query's cap, as `strong`.
     Fast,
 }
 
