@@ -8,8 +8,10 @@
 //! A feed summary may take older counts: up to its own age (`LIKES_SUMMARY_COUNTS_MS`, at most
 //! [`MAX_FEED_AGE`]), since a feed shows many posts and most are read once per environment in a
 //! while — the read bill's largest part (docs/performance.md). Except for a post this
-//! environment wrote within that age: its counts keep the TTL, so that the writer's own feed
-//! shows the new count as soon as the aggregator has it, not a feed age later.
+//! environment wrote: counts read before, or within [`WRITE_MARK`] after, its write may not
+//! hold it yet, so they keep the TTL; the writer's own feed shows the new count as soon as
+//! the aggregator has it, not a feed age later. The first read past the mark holds it, and
+//! serves the feed age again.
 //!
 //! An entry outlives its age (until evicted) for one use: when DynamoDB cannot serve the
 //! post's item, the last counts read (at most [`MAX_STALE`] old) are shown, marked, rather
@@ -29,15 +31,25 @@ use likes_core::PostId;
 pub const MAX_TTL: Duration = Duration::from_secs(1);
 /// Longest age a feed summary's counts may have: a feed refreshed a minute later shows new ones.
 pub const MAX_FEED_AGE: Duration = Duration::from_secs(60);
-/// Oldest counts shown when the post's item cannot be read: a minute-old count of a viral
-/// post is still the right order of magnitude; an older one is not shown at all.
-pub const MAX_STALE: Duration = Duration::from_secs(60);
-/// Posts remembered at most. Past that, expired entries go, then the least recently used
-/// eighth: a flood of requests for fresh posts (one caller's summaries of made-up ids) cannot
-/// push out the hot posts that feeds keep reading.
+/// Oldest counts shown when the post's item cannot be read: a count two minutes old of a
+/// viral post is still the right order of magnitude; an older one is not shown at all. Past
+/// [`MAX_FEED_AGE`], so that a summary served at the longest feed age still has its last
+/// counts to fall back on when DynamoDB refuses the read that would renew them.
+pub const MAX_STALE: Duration = Duration::from_secs(120);
+/// How long after this environment's write of a post a read of its counts may still miss it:
+/// the aggregator's lag on a healthy stream (Lambda polls a shard four times a second, the
+/// mapping waits up to 1 s to fill a batch, one batch takes well under a second) with room to
+/// spare. Short, so that a post this environment keeps writing (a hot one) is not held to the
+/// TTL for every feed: only counts read within the mark are.
+pub const WRITE_MARK: Duration = Duration::from_secs(5);
+/// Posts remembered at most. Past that, entries no read can use go, then the least recently
+/// used, down to seven eighths: a flood of requests for fresh posts (one caller's summaries of
+/// made-up ids) cannot push out the hot posts that feeds keep reading, and the next eighth of
+/// inserts scans nothing.
 /// A feed age of 60 s keeps ~40,000 posts live per environment under the bench's feed model
-/// (docs/performance.md); an entry is ~150 bytes, so the bound is ~8 MB.
-const CAPACITY: usize = 50_000;
+/// (~72,000 with a flatter popularity, Zipf 0.8; docs/performance.md); an entry is ~150 bytes,
+/// so the bound is ~15 MB.
+const CAPACITY: usize = 100_000;
 const EVICT: usize = CAPACITY / 8;
 
 /// What one read of a post's Counts item gave.
@@ -83,6 +95,14 @@ struct Entry {
     written: Option<Instant>,
     /// When it was last read or written, in the cache's own ticks.
     used: u64,
+}
+
+impl Entry {
+    /// Its counts were read before this environment's last write of the post, or so soon
+    /// after that the aggregator may not have counted it yet.
+    fn may_miss_a_write(&self) -> bool {
+        self.written.is_some_and(|w| self.stored < w + WRITE_MARK)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -142,8 +162,8 @@ impl CountCache {
         self.get(post, self.max_age(age), true)?.kinds().cloned()
     }
 
-    /// This environment is writing a like or reaction of the post: for a feed age from now its
-    /// counts are kept for the TTL only.
+    /// This environment is writing a like or reaction of the post: counts read before
+    /// [`WRITE_MARK`] from now are kept for the TTL only.
     pub fn written(&self, post: &PostId) {
         if self.ttl.is_zero() {
             return;
@@ -168,7 +188,7 @@ impl CountCache {
     }
 
     /// The post's counts if read within `max_age`, or within the TTL if `fresh_after_writes`
-    /// and this environment wrote the post within a feed age.
+    /// and they were read before this environment's last write of the post was surely counted.
     fn get(&self, post: &PostId, max_age: Duration, fresh_after_writes: bool) -> Option<Counts> {
         if self.ttl.is_zero() {
             return None;
@@ -178,9 +198,7 @@ impl CountCache {
         let tick = entries.tick;
         let entry = entries.map.get_mut(post)?;
         entry.used = tick;
-        let written_lately =
-            fresh_after_writes && entry.written.is_some_and(|w| w.elapsed() < self.feed_age);
-        let max_age = if written_lately {
+        let max_age = if fresh_after_writes && entry.may_miss_a_write() {
             max_age.min(self.ttl)
         } else {
             max_age
@@ -222,12 +240,15 @@ impl CountCache {
             return;
         }
         if entries.map.len() >= CAPACITY {
-            let age = self.feed_age;
+            // Counts past MAX_STALE serve nothing, and a mark past WRITE_MARK marks nothing
+            // (any read from now on holds the write).
             entries.map.retain(|_, e| {
-                e.stored.elapsed() < age || e.written.is_some_and(|w| w.elapsed() < age)
+                let counts = e.counts.is_some() && e.stored.elapsed() < MAX_STALE;
+                counts || e.written.is_some_and(|w| w.elapsed() < WRITE_MARK)
             });
-            if entries.map.len() >= CAPACITY {
-                evict_least_used(&mut entries.map);
+            let over = entries.map.len().saturating_sub(CAPACITY - EVICT);
+            if over > 0 {
+                evict_least_used(&mut entries.map, over);
             }
         }
         let mut entry = make();
@@ -236,108 +257,14 @@ impl CountCache {
     }
 }
 
-/// Drops the `EVICT` least recently used entries (one selection, not a sort: amortised over
-/// the `EVICT` inserts that follow).
-fn evict_least_used(map: &mut HashMap<PostId, Entry>) {
+/// Drops the `n` least recently used entries (one selection, not a sort: amortised over the
+/// `EVICT` or more inserts that follow before the cache is full again).
+fn evict_least_used(map: &mut HashMap<PostId, Entry>, n: usize) {
     let mut uses: Vec<u64> = map.values().map(|e| e.used).collect();
-    let (_, cut, _) = uses.select_nth_unstable(EVICT - 1);
+    let (_, cut, _) = uses.select_nth_unstable(n - 1);
     let cut = *cut;
     map.retain(|_, e| e.used > cut);
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// An entry is kept for exactly its TTL, then gone; the TTL is capped; the cache is bounded.
-    #[tokio::test(start_paused = true)]
-    async fn remembers_for_the_ttl_only_and_is_bounded() {
-        let post = PostId::new_random();
-        let off = CountCache::new(Duration::ZERO);
-        off.put(&post, Counts::Likes(3));
-        assert_eq!(
-            (off.likes(&post, Age::Route), off.last(&post)),
-            (None, None)
-        );
-        let cache = CountCache::new(Duration::from_millis(50));
-        assert_eq!(cache.likes(&post, Age::Route), None);
-        cache.put(&post, Counts::Likes(3));
-        tokio::time::advance(Duration::from_millis(49)).await;
-        assert_eq!(cache.likes(&post, Age::Route), Some(3), "kept for its TTL");
-        tokio::time::advance(Duration::from_millis(1)).await;
-        assert_eq!(
-            cache.likes(&post, Age::Route),
-            None,
-            "gone once its TTL has passed"
-        );
-        assert_eq!(
-            cache.last(&post),
-            Some(Counts::Likes(3)),
-            "kept as the last read"
-        );
-        tokio::time::advance(MAX_STALE - Duration::from_millis(50)).await;
-        assert_eq!(
-            cache.last(&post),
-            None,
-            "never shown once older than MAX_STALE"
-        );
-        assert_eq!(CountCache::new(Duration::from_secs(60)).ttl(), MAX_TTL);
-        for _ in 0..CAPACITY + 10 {
-            cache.put(&PostId::new_random(), Counts::Likes(1));
-        }
-        assert!(cache.entries.lock().unwrap().map.len() <= CAPACITY);
-    }
-
-    /// A flood of fresh posts (three times the capacity, within one TTL) never evicts a post
-    /// that is being read, nor empties the cache.
-    #[tokio::test(start_paused = true)]
-    async fn a_flood_of_fresh_posts_keeps_the_hot_ones() {
-        let cache = CountCache::new(Duration::from_secs(1));
-        let hot = PostId::new_random();
-        cache.put(&hot, Counts::Likes(42));
-        for i in 0..CAPACITY * 3 {
-            cache.put(&PostId::new_random(), Counts::Likes(1));
-            if i % 100 == 0 {
-                assert_eq!(
-                    cache.likes(&hot, Age::Route),
-                    Some(42),
-                    "the hot post was evicted at {i}"
-                );
-            }
-            let size = cache.entries.lock().unwrap().map.len();
-            assert!(
-                i < CAPACITY || size > CAPACITY / 2,
-                "the cache was emptied at {i}: {size}"
-            );
-        }
-        assert_eq!(cache.likes(&hot, Age::Route), Some(42));
-    }
-
-    /// Kind counts are answered only from a read of every kind; either read answers the like
-    /// count.
-    #[tokio::test(start_paused = true)]
-    async fn kinds_come_from_a_read_of_every_kind_only() {
-        let cache = CountCache::new(Duration::from_secs(1));
-        let post = PostId::new_random();
-        cache.put(&post, Counts::Likes(4));
-        assert_eq!(
-            (
-                cache.likes(&post, Age::Route),
-                cache.kinds(&post, Age::Route)
-            ),
-            (Some(4), None)
-        );
-        let kinds = Arc::new(BTreeMap::from([
-            (LIKE.to_owned(), 5),
-            ("love".to_owned(), 2),
-        ]));
-        cache.put(&post, Counts::Kinds(Arc::clone(&kinds)));
-        assert_eq!(
-            (
-                cache.likes(&post, Age::Route),
-                cache.kinds(&post, Age::Route)
-            ),
-            (Some(5), Some(kinds))
-        );
-    }
-}
+mod tests;

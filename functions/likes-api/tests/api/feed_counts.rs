@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use likes_api::count_cache::{MAX_FEED_AGE, WRITE_MARK};
 use likes_api::{App, CountCache};
 use likes_core::store::memory::MemoryLikes;
 use likes_core::{PostId, UserId};
@@ -99,5 +100,42 @@ async fn the_environments_own_write_is_shown_within_the_ttl() {
         feed_count(&app, &post, &me).await,
         7,
         "the own write's count"
+    );
+
+    // Past the write's mark, a read holds the write: the feed takes its age again, so a post
+    // this environment writes now and then is not held to the TTL for good.
+    tokio::time::advance(WRITE_MARK).await;
+    assert_eq!(feed_count(&app, &post, &me).await, 7);
+    let reads = app.counts.reads(&post);
+    app.counts.set(&[("like", 8)]);
+    tokio::time::advance(Duration::from_secs(10)).await;
+    assert_eq!(
+        (feed_count(&app, &post, &me).await, app.counts.reads(&post)),
+        (7, reads),
+        "counts read past the mark serve the feed age"
+    );
+}
+
+/// At the longest feed age, a post whose item DynamoDB will not serve past that age still shows
+/// its last counts, marked, not null: the stale fallback outlives the feed age. Failed while
+/// `MAX_STALE` equalled `MAX_FEED_AGE` (null).
+#[tokio::test(start_paused = true)]
+async fn past_the_longest_feed_age_a_throttled_post_shows_its_last_counts() {
+    let cache = CountCache::new(TTL).with_feed_age(MAX_FEED_AGE);
+    let app = App::with_cache(
+        MemoryLikes::default(),
+        Throttled::with(&[("like", 5)]),
+        cache,
+    );
+    let (post, me) = (PostId::new_random(), UserId::new_random());
+    assert_eq!(feed_count(&app, &post, &me).await, 5);
+    tokio::time::advance(MAX_FEED_AGE + TTL).await;
+    app.counts.throttle(&post, true);
+    let s = summary(&app, &[&post], &me).await;
+    let i = item(&s, &post);
+    assert_eq!(
+        (&i["like_count"], &i["count_unavailable"]),
+        (&json!(5), &json!(true)),
+        "{s}"
     );
 }

@@ -41,7 +41,7 @@ impl Throttled {
         *self.counts.lock().unwrap() = map;
     }
 
-    fn throttle(&self, post: &PostId, on: bool) {
+    pub(crate) fn throttle(&self, post: &PostId, on: bool) {
         let mut t = self.throttled.lock().unwrap();
         if on {
             t.insert(post.clone());

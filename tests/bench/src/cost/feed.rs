@@ -11,13 +11,20 @@
 //!   summary's query reads that many index entries; [`HEAVY_SHARE`] of summaries come from
 //!   callers past the query's cap, who read every post's key strongly.
 //!
-//! A post's count item is read by an environment on a miss; it is then kept for the feed age.
-//! With requests for post i arriving at an environment as a Poisson stream of rate λᵢ, a miss
-//! starts a cycle of one feed age T and the wait for the next request: λᵢ/(1 + λᵢT) misses a
-//! second, a share 1/(1 + λᵢT) of its requests (a renewal argument; `tests` checks it against
-//! a simulation).
+//! - **What the environment itself writes**: likes follow the same popularity as views, spread
+//!   over the environments as requests are.
+//!
+//! A post's count item is read by an environment on a miss and then serves its feeds for the
+//! feed age, or for the count cache's TTL when read near the environment's own write of the
+//! post (`serving`: the share of lookups that miss, simulated per rate; `tests` checks the
+//! whole against a simulation of environments sharing a Zipf popularity).
+
+use likes_api::count_cache::WRITE_MARK;
+use likes_aws::env::Tuning;
 
 use super::{COUNT_READS_PER_LIKE, LIKES_PER_S, SUMMARIES_PER_LIKE};
+pub mod serving;
+use serving::{Curve, Rules};
 use crate::template::parameter_default;
 
 pub const SUMMARY_POSTS: f64 = 100.0;
@@ -59,6 +66,12 @@ pub struct Feed {
     pub environments: f64,
     /// Seconds a feed's counts may be old.
     pub feed_age: f64,
+    /// The count cache's TTL, seconds: how long counts read near an own write serve.
+    pub ttl: f64,
+    /// The own write's mark, seconds.
+    pub write_mark: f64,
+    /// An environment's writes of a post per lookup of it: likes per post shown.
+    pub writes_per_lookup: f64,
 }
 
 impl Feed {
@@ -69,6 +82,9 @@ impl Feed {
             zipf_s: ZIPF_S,
             environments: environments(api_ms),
             feed_age: parameter_default("SummaryCountsMaxAge"),
+            ttl: Tuning::default().count_cache.as_secs_f64(),
+            write_mark: WRITE_MARK.as_secs_f64(),
+            writes_per_lookup: 1.0 / (SUMMARIES_PER_LIKE * SUMMARY_POSTS),
         }
     }
 
@@ -82,12 +98,21 @@ impl Feed {
         let h: f64 = (1..=self.posts)
             .map(|i| (i as f64).powf(-self.zipf_s))
             .sum();
+        let share = |i: usize| (i as f64).powf(-self.zipf_s) / h;
         let per_env = Self::lookups_per_s() / self.environments;
+        let rules = Rules {
+            feed_age: self.feed_age,
+            ttl: self.ttl,
+            write_mark: self.write_mark,
+        };
+        let curve = Curve::new(
+            rules,
+            self.writes_per_lookup,
+            per_env * share(self.posts),
+            per_env * share(1),
+        );
         (1..=self.posts)
-            .map(|i| {
-                let p = (i as f64).powf(-self.zipf_s) / h;
-                p / (1.0 + per_env * p * self.feed_age)
-            })
+            .map(|i| share(i) * curve.at(per_env * share(i)))
             .sum()
     }
 
@@ -123,20 +148,11 @@ pub fn mine_units(mine: Mine, kinds: usize) -> f64 {
 mod tests {
     use super::*;
 
-    /// xorshift64*: uniform in [0, 1), seeded (no dependency for one test).
-    struct Uniform(u64);
+    use serving::Uniform;
 
-    impl Uniform {
-        fn next(&mut self) -> f64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
-        }
-    }
-
-    /// The renewal formula against a simulation: 8 environments, requests spread at random
-    /// over them, a Zipf over 2,000 posts, a cache entry kept for `age` after each miss.
+    /// The model against a simulation of the cache's rules in 8 environments: lookups and
+    /// likes spread at random over them, a Zipf over 2,000 posts, a like per 10 lookups (so
+    /// that own writes matter: the model without them is off by more than its tolerance).
     #[test]
     fn the_miss_ratio_matches_a_simulation() {
         let feed = Feed {
@@ -144,9 +160,17 @@ mod tests {
             zipf_s: 1.0,
             environments: 8.0,
             feed_age: 2.0,
+            ttl: 0.2,
+            write_mark: 1.0,
+            writes_per_lookup: 0.1,
         };
-        // 2,000 lookups a second over the 8 environments.
-        let rate = 2_000.0;
+        let rules = Rules {
+            feed_age: feed.feed_age,
+            ttl: feed.ttl,
+            write_mark: feed.write_mark,
+        };
+        // 2,000 lookups a second over the 8 environments, and 200 likes.
+        let (rate, writes) = (2_000.0, 200.0);
         let h: f64 = (1..=feed.posts).map(|i| (i as f64).powf(-1.0)).sum();
         let cdf: Vec<f64> = (1..=feed.posts)
             .scan(0.0, |c, i| {
@@ -156,15 +180,20 @@ mod tests {
             .collect();
         let mut rng = Uniform(0x9E37_79B9_7F4A_7C15);
         let mut stored = vec![vec![f64::NEG_INFINITY; feed.posts]; 8];
-        let (mut misses, n) = (0u64, 400_000u64);
+        let mut written = stored.clone();
+        let (mut misses, mut lookups, n) = (0u64, 0u64, 400_000u64);
         let mut t = 0.0;
-        for _ in 0..n {
-            // Poisson arrivals at `rate` per second (the model's λ over every environment).
-            t += -(1.0 - rng.next()).ln() / rate;
+        while lookups < n {
+            t += rng.wait(rate + writes);
             let u = rng.next();
             let post = cdf.partition_point(|&c| c < u).min(feed.posts - 1);
             let env = (rng.next() * 8.0) as usize;
-            if t - stored[env][post] >= feed.feed_age {
+            if rng.next() * (rate + writes) < writes {
+                written[env][post] = t;
+                continue;
+            }
+            lookups += 1;
+            if !rules.serves(stored[env][post], written[env][post], t) {
                 misses += 1;
                 stored[env][post] = t;
             }
@@ -177,8 +206,17 @@ mod tests {
         };
         let predicted = model.miss_ratio();
         assert!(
-            (simulated - predicted).abs() < 0.02,
-            "simulated {simulated:.3}, formula {predicted:.3}"
+            (simulated - predicted).abs() < 0.015,
+            "simulated {simulated:.3}, model {predicted:.3}"
+        );
+        let unwritten = Feed {
+            writes_per_lookup: 0.0,
+            ..model
+        }
+        .miss_ratio();
+        assert!(
+            (simulated - unwritten).abs() > 0.04,
+            "the writes do not matter here: simulated {simulated:.3}, without them {unwritten:.3}"
         );
     }
 

@@ -1,0 +1,145 @@
+use super::*;
+
+/// An entry is kept for exactly its TTL, then gone; the TTL is capped; the cache is bounded.
+#[tokio::test(start_paused = true)]
+async fn remembers_for_the_ttl_only_and_is_bounded() {
+    let post = PostId::new_random();
+    let off = CountCache::new(Duration::ZERO);
+    off.put(&post, Counts::Likes(3));
+    assert_eq!(
+        (off.likes(&post, Age::Route), off.last(&post)),
+        (None, None)
+    );
+    let cache = CountCache::new(Duration::from_millis(50));
+    assert_eq!(cache.likes(&post, Age::Route), None);
+    cache.put(&post, Counts::Likes(3));
+    tokio::time::advance(Duration::from_millis(49)).await;
+    assert_eq!(cache.likes(&post, Age::Route), Some(3), "kept for its TTL");
+    tokio::time::advance(Duration::from_millis(1)).await;
+    assert_eq!(
+        cache.likes(&post, Age::Route),
+        None,
+        "gone once its TTL has passed"
+    );
+    assert_eq!(
+        cache.last(&post),
+        Some(Counts::Likes(3)),
+        "kept as the last read"
+    );
+    tokio::time::advance(MAX_STALE - Duration::from_millis(50)).await;
+    assert_eq!(
+        cache.last(&post),
+        None,
+        "never shown once older than MAX_STALE"
+    );
+    assert_eq!(CountCache::new(Duration::from_secs(60)).ttl(), MAX_TTL);
+    for _ in 0..CAPACITY + 10 {
+        cache.put(&PostId::new_random(), Counts::Likes(1));
+    }
+    assert!(cache.entries.lock().unwrap().map.len() <= CAPACITY);
+}
+
+/// A flood of fresh posts (three times the capacity, within one TTL) never evicts a post
+/// that is being read, nor empties the cache.
+#[tokio::test(start_paused = true)]
+async fn a_flood_of_fresh_posts_keeps_the_hot_ones() {
+    let cache = CountCache::new(Duration::from_secs(1));
+    let hot = PostId::new_random();
+    cache.put(&hot, Counts::Likes(42));
+    for i in 0..CAPACITY * 3 {
+        cache.put(&PostId::new_random(), Counts::Likes(1));
+        if i % 100 == 0 {
+            assert_eq!(
+                cache.likes(&hot, Age::Route),
+                Some(42),
+                "the hot post was evicted at {i}"
+            );
+        }
+        let size = cache.entries.lock().unwrap().map.len();
+        assert!(
+            i < CAPACITY || size > CAPACITY / 2,
+            "the cache was emptied at {i}: {size}"
+        );
+    }
+    assert_eq!(cache.likes(&hot, Age::Route), Some(42));
+}
+
+/// A full cache drops what no read can use, then the least used down to seven eighths, so
+/// the next eighth of inserts scans nothing; a write's mark is kept while it marks.
+#[tokio::test(start_paused = true)]
+async fn a_full_cache_makes_room_for_an_eighth() {
+    let cache = CountCache::new(Duration::from_secs(1)).with_feed_age(MAX_FEED_AGE);
+    let marked = PostId::new_random();
+    cache.written(&marked);
+    for _ in 0..CAPACITY - 1 {
+        cache.put(&PostId::new_random(), Counts::Likes(1));
+    }
+    let len = || cache.entries.lock().unwrap().map.len();
+    assert_eq!(len(), CAPACITY);
+    cache.put(&PostId::new_random(), Counts::Likes(1));
+    assert_eq!(len(), CAPACITY - EVICT + 1, "evicted down to seven eighths");
+    tokio::time::advance(MAX_STALE).await;
+    for _ in 0..EVICT - 1 {
+        cache.put(&PostId::new_random(), Counts::Likes(1));
+    }
+    assert_eq!(len(), CAPACITY);
+    cache.written(&marked);
+    cache.put(&PostId::new_random(), Counts::Likes(1));
+    // Every entry but the last eighth's is past MAX_STALE; the new mark is kept.
+    assert_eq!(len(), EVICT + 1);
+    assert!(cache.entries.lock().unwrap().map.contains_key(&marked));
+}
+
+/// Counts read before this environment's write, or within the mark after it, are kept for
+/// the TTL only; the first read past the mark serves the feed age again.
+#[tokio::test(start_paused = true)]
+async fn a_write_holds_its_posts_counts_to_the_ttl_within_its_mark_only() {
+    let ttl = Duration::from_secs(1);
+    let cache = CountCache::new(ttl).with_feed_age(MAX_FEED_AGE);
+    let post = PostId::new_random();
+    cache.put(&post, Counts::Likes(1));
+    cache.written(&post);
+    tokio::time::advance(ttl).await;
+    assert_eq!(cache.likes(&post, Age::Feed), None, "read before the write");
+    assert_eq!(cache.last(&post), Some(Counts::Likes(1)));
+    tokio::time::advance(WRITE_MARK - ttl - Duration::from_millis(1)).await;
+    cache.put(&post, Counts::Likes(2));
+    tokio::time::advance(ttl).await;
+    assert_eq!(cache.likes(&post, Age::Feed), None, "read within the mark");
+    cache.put(&post, Counts::Likes(3));
+    tokio::time::advance(MAX_FEED_AGE - Duration::from_millis(1)).await;
+    assert_eq!(cache.likes(&post, Age::Feed), Some(3), "read past the mark");
+    assert_eq!(
+        cache.likes(&post, Age::Route),
+        None,
+        "the route keeps its TTL"
+    );
+}
+
+/// Kind counts are answered only from a read of every kind; either read answers the like
+/// count.
+#[tokio::test(start_paused = true)]
+async fn kinds_come_from_a_read_of_every_kind_only() {
+    let cache = CountCache::new(Duration::from_secs(1));
+    let post = PostId::new_random();
+    cache.put(&post, Counts::Likes(4));
+    assert_eq!(
+        (
+            cache.likes(&post, Age::Route),
+            cache.kinds(&post, Age::Route)
+        ),
+        (Some(4), None)
+    );
+    let kinds = Arc::new(BTreeMap::from([
+        (LIKE.to_owned(), 5),
+        ("love".to_owned(), 2),
+    ]));
+    cache.put(&post, Counts::Kinds(Arc::clone(&kinds)));
+    assert_eq!(
+        (
+            cache.likes(&post, Age::Route),
+            cache.kinds(&post, Age::Route)
+        ),
+        (Some(5), Some(kinds))
+    );
+}
