@@ -75,9 +75,10 @@ async fn fast_mine_shows_writes_once_the_index_has_them_strong_at_once() {
         let (s, body, _) = call_as(&fast, "PUT", &path, &me).await;
         assert_eq!(s, 200, "{path}: {body}");
     }
+    // b's like was the last write: the likeliest still to trail, however slow the machine.
     let at_once = summary(&fast, &me, &[&a, &b, &c], since).await;
     assert_eq!(
-        mine(&at_once)[0],
+        mine(&at_once)[1],
         (json!(false), json!([])),
         "the lab's lag did not show, so this test proves nothing: {at_once}"
     );

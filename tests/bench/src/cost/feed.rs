@@ -24,8 +24,8 @@ use likes_aws::env::Tuning;
 
 use super::{COUNT_READS_PER_LIKE, LIKES_PER_S, SUMMARIES_PER_LIKE};
 pub mod serving;
-use serving::{Curve, Rules};
 use crate::template::parameter_default;
+use serving::{Curve, Rules};
 
 pub const SUMMARY_POSTS: f64 = 100.0;
 /// Distinct posts feeds show within a day.

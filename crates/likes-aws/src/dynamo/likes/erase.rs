@@ -81,21 +81,23 @@ impl DynamoLikes {
             .expression_attribute_names("#u", index.user)
             .expression_attribute_values(":u", s(user.as_str()))
             .set_exclusive_start_key(from);
-        let (condition, t) = match made {
-            Made::UpTo(Some(t)) => ("#u = :u AND #t <= :t", t),
+        let bound = match made {
+            Made::UpTo(t) => t.map(|t| ("#u = :u AND #t <= :t", t)),
             Made::Since(t, page) => {
                 let page = i32::try_from(page.max(1)).unwrap_or(i32::MAX);
                 query = query.limit(page);
-                ("#u = :u AND #t >= :t", t)
+                Some(("#u = :u AND #t >= :t", t))
             }
-            Made::UpTo(None) => ("#u = :u", ""),
         };
-        query = query.key_condition_expression(condition);
-        if !t.is_empty() {
-            query = query
+        // A condition naming `:t` always gets its value, whatever it is: an empty bound is
+        // DynamoDB's to refuse, never read as no bound (an erase's cut-off must not widen).
+        query = match bound {
+            Some((condition, t)) => query
+                .key_condition_expression(condition)
                 .expression_attribute_names("#t", index.time)
-                .expression_attribute_values(":t", s(t));
-        }
+                .expression_attribute_values(":t", s(t)),
+            None => query.key_condition_expression("#u = :u"),
+        };
         let out = query.send().await.map_err(classify_read)?;
         let mut items = Vec::with_capacity(out.items().len());
         for item in out.items() {

@@ -144,7 +144,10 @@ mod tests {
                 "λ {lookups}: simulated {simulated:.4}, formula {formula:.4}"
             );
             let written = miss_share(&rules, lookups, lookups / 10.0, &mut rng);
-            assert!(written > formula, "λ {lookups}: {written:.4} ≤ {formula:.4}");
+            assert!(
+                written > formula,
+                "λ {lookups}: {written:.4} ≤ {formula:.4}"
+            );
         }
     }
 }
