@@ -22,6 +22,10 @@ impl SqsEraseQueue {
 impl SqsEraseQueue {
     async fn send(&self, job: &EraseJob, delay: Duration) -> Result<(), StoreError> {
         let body = serde_json::to_string(job).map_err(|e| StoreError::Internal(e.to_string()))?;
+        self.send_body(body, delay).await
+    }
+
+    async fn send_body(&self, body: String, delay: Duration) -> Result<(), StoreError> {
         // Whole seconds, rounded up: a message back a fraction early would find its job not
         // due and be sent again at once.
         let delay = delay.min(MAX_DELAY).as_millis().div_ceil(1000);
@@ -48,5 +52,9 @@ impl EraseQueue for SqsEraseQueue {
 
     fn submit_after<'a>(&'a self, job: &'a EraseJob, delay: Duration) -> Submitted<'a> {
         Box::pin(self.send(job, delay))
+    }
+
+    fn forward<'a>(&'a self, body: &'a str) -> Submitted<'a> {
+        Box::pin(self.send_body(body.to_owned(), Duration::ZERO))
     }
 }

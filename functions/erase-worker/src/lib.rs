@@ -8,6 +8,9 @@
 //! a new message (its receive count starts over) and this one is done, so a person with very
 //! many likes is not sent to the dead-letter queue for having them. One that made no progress
 //! is retried like any failure, so a job that can never progress still ends in the DLQ.
+//!
+//! The product's decisions come on the same queue (`product`): a deleted account is the
+//! erase-user job, a deleted post the erase-post; a malformed event goes to the failure queue.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -18,6 +21,8 @@ use likes_core::erase::{erase_user_settled, settling, EraseStore, Sweep};
 use likes_core::erase_job::{EraseJob, EraseQueue, ErasureRequests, MAX_DELAY};
 use likes_core::time::{now_ts, parse_ts};
 use tokio::time::Instant;
+
+mod product;
 
 /// Time kept back from the invocation's deadline to answer before Lambda stops the function.
 pub const DEADLINE_MARGIN: Duration = Duration::from_secs(5);
@@ -40,6 +45,9 @@ pub struct Worker<S> {
     /// The longest an access token lives (`LIKES_MAX_TOKEN_LIFETIME_SECS`): a deleted
     /// account's job waits this long after the deletion, then sweeps once more.
     pub token_lifetime: Duration,
+    /// Where a malformed product event goes, unchanged (the dead-letter queue, whose alarm
+    /// shows it). Without it, such an event is retried until the redrive moves it there.
+    pub rejects: Option<Arc<dyn EraseQueue>>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -51,6 +59,8 @@ pub enum Outcome {
     Deferred(Duration),
     /// Not done this time; SQS will deliver it again.
     Retry(String),
+    /// A product event this service cannot act on: on the failure queue, nothing changed.
+    Rejected(String),
 }
 
 /// When a deleted account's last sweep is due: its deletion plus the longest token lifetime.
@@ -61,12 +71,22 @@ fn account_due(deleted_at: &str, token_lifetime: Duration) -> Option<String> {
 
 impl<S: EraseStore> Worker<S> {
     pub async fn run_job(&self, body: &str, deadline: Option<Instant>) -> Outcome {
+        if let Some(event) = likes_core::product_event::read(body) {
+            return match event {
+                Ok(event) => self.decided(event, body, deadline).await,
+                Err(why) => self.reject(body, why).await,
+            };
+        }
         let job: EraseJob = match serde_json::from_str(body) {
             Ok(j) => j,
             // Never runnable: retried until the queue moves it to the dead-letter queue,
             // where an operator sees it.
             Err(e) => return Outcome::Retry(format!("not an erase job: {e}")),
         };
+        self.run(job, deadline).await
+    }
+
+    async fn run(&self, job: EraseJob, deadline: Option<Instant>) -> Outcome {
         // A person's own erase: the likes made up to the request. A deleted account's: those
         // made up to when no token issued before the deletion is left, swept then.
         let since = match job.account_deleted {

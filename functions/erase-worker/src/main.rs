@@ -18,9 +18,10 @@ async fn main() -> Result<(), Error> {
     let env = FunctionEnv::from_env("erase-worker")?;
     lambda::init_logs("erase-worker", &env.function_name);
     let conf = sdk::loader().load().await;
-    let requeue = env.erase_queue_url.map(|url| {
-        Arc::new(SqsEraseQueue::new(sdk::sqs(&conf, env.xray), url)) as Arc<dyn EraseQueue>
-    });
+    let queue =
+        |url| Arc::new(SqsEraseQueue::new(sdk::sqs(&conf, env.xray), url)) as Arc<dyn EraseQueue>;
+    let requeue = env.erase_queue_url.map(queue);
+    let rejects = env.erase_failure_queue_url.map(queue);
     let dynamo = sdk::dynamo(&conf, env.xray);
     let erasures = env.erase_requests_table.map(|table| {
         Arc::new(DynamoErasureRequests::new(dynamo.clone(), table)) as Arc<dyn ErasureRequests>
@@ -33,6 +34,7 @@ async fn main() -> Result<(), Error> {
         requeue,
         erasures,
         token_lifetime: env.max_token_lifetime,
+        rejects,
     };
     let worker = &worker;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {

@@ -27,7 +27,7 @@ use crate::esm::source::DynamoStream;
 use crate::esm::{Mapping, Stats};
 use crate::events::{EventFeed, EventTotals, EventsFunction, FeedingBus, EVENTS_FAILURE_QUEUE};
 use crate::settings::Settings;
-use crate::{demo, erase_poller, gateway, lab, moto, setup};
+use crate::{demo, erase_poller, gateway, lab, moto, product_bus, setup};
 
 pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     let started = Instant::now();
@@ -94,9 +94,16 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     )
     .await
     .map_err(|e| LocalError::Setup(format!("the on-failure queue: {e}")))?;
-    let erase_queue = erase_poller::create(&admin_sqs).await?;
+    let (erase_queue, erase_dlq) = erase_poller::create(&admin_sqs).await?;
     tracing::info!(
         "the erase queue at {erase_queue}: likes-admin erase-user --erase-queue-url {erase_queue}"
+    );
+    let admin_events = aws_sdk_eventbridge::Client::new(&conf);
+    product_bus::create(&admin_events, &admin_sqs, &erase_queue).await?;
+    tracing::info!(
+        "the product's bus {}: its UserDeleted and PostDeleted events (source {}) reach the erase worker",
+        product_bus::PRODUCT_BUS,
+        product_bus::PRODUCT_SOURCE
     );
     setup::ensure_table(&dynamo, &ERASE_REQUESTS, &settings.erase_requests_table).await?;
     // The API and the worker each with its own clients: each role's calls are its own.
@@ -127,6 +134,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             &settings.erase_requests_table,
         ))),
         token_lifetime: settings.max_token_lifetime,
+        rejects: Some(Arc::new(SqsEraseQueue::new(worker_sqs.clone(), erase_dlq))),
     };
     let _ = std::fs::create_dir_all(&settings.state_dir);
     let checkpoints = Checkpoints::load(Some(settings.state_dir.join("mapping-checkpoints.json")));

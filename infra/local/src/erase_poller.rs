@@ -30,8 +30,8 @@ fn setup_err(e: impl std::fmt::Display) -> LocalError {
     LocalError::Setup(format!("the erase queue: {e}"))
 }
 
-/// Creates (or finds) the queue and its dead-letter queue; the queue's URL.
-pub async fn create(sqs: &aws_sdk_sqs::Client) -> Result<String, LocalError> {
+/// Creates (or finds) the queue and its dead-letter queue; their URLs.
+pub async fn create(sqs: &aws_sdk_sqs::Client) -> Result<(String, String), LocalError> {
     let dlq = sqs
         .create_queue()
         .queue_name(ERASE_DLQ)
@@ -52,7 +52,8 @@ pub async fn create(sqs: &aws_sdk_sqs::Client) -> Result<String, LocalError> {
         .ok_or_else(|| setup_err("no dead-letter queue ARN"))?;
     let redrive =
         serde_json::json!({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": MAX_RECEIVES});
-    sqs.create_queue()
+    let queue = sqs
+        .create_queue()
         .queue_name(ERASE_QUEUE)
         .attributes(QueueAttributeName::RedrivePolicy, redrive.to_string())
         .attributes(
@@ -63,7 +64,8 @@ pub async fn create(sqs: &aws_sdk_sqs::Client) -> Result<String, LocalError> {
         .await
         .map_err(|e| setup_err(DisplayErrorContext(e)))?
         .queue_url
-        .ok_or_else(|| setup_err("no URL"))
+        .ok_or_else(|| setup_err("no URL"))?;
+    Ok((queue, dlq))
 }
 
 /// Polls until the process stops. Errors reaching the queue are logged and retried.

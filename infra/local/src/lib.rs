@@ -15,6 +15,7 @@ pub mod gateway;
 pub mod jwt;
 pub mod lab;
 pub mod moto;
+pub mod product_bus;
 pub mod settings;
 pub mod setup;
 pub mod sqs_poll;

@@ -322,6 +322,8 @@ impl Tables {
 #[derive(Default)]
 pub struct RecordedQueue(
     pub std::sync::Mutex<Vec<(likes_core::erase_job::EraseJob, std::time::Duration)>>,
+    /// Messages forwarded as they came (product events).
+    pub std::sync::Mutex<Vec<String>>,
 );
 
 impl RecordedQueue {
@@ -332,6 +334,10 @@ impl RecordedQueue {
     /// Each job with its delay.
     pub fn sent(&self) -> Vec<(likes_core::erase_job::EraseJob, std::time::Duration)> {
         self.0.lock().map(|j| j.clone()).unwrap_or_default()
+    }
+
+    pub fn forwarded(&self) -> Vec<String> {
+        self.1.lock().map(|j| j.clone()).unwrap_or_default()
     }
 }
 
@@ -351,6 +357,15 @@ impl likes_core::erase_job::EraseQueue for RecordedQueue {
         Box::pin(async move {
             if let Ok(mut jobs) = self.0.lock() {
                 jobs.push((job.clone(), delay));
+            }
+            Ok(())
+        })
+    }
+
+    fn forward<'a>(&'a self, body: &'a str) -> likes_core::erase_job::Submitted<'a> {
+        Box::pin(async move {
+            if let Ok(mut bodies) = self.1.lock() {
+                bodies.push(body.to_owned());
             }
             Ok(())
         })

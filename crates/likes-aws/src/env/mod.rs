@@ -256,6 +256,9 @@ pub struct FunctionEnv {
     /// `ERASE_QUEUE_URL`: where `DELETE /users/me/likes` sends its jobs (and the erase worker
     /// sends a job it continues). Unset: the route answers 501.
     pub erase_queue_url: Option<String>,
+    /// `ERASE_FAILURE_QUEUE_URL`: where the erase worker sets aside a malformed product event
+    /// (the erase queue's dead-letter queue). Unset: the redrive moves it there in time.
+    pub erase_failure_queue_url: Option<String>,
     /// `ERASE_REQUESTS_TABLE_NAME`: the pending erasures, one per user (the API records a
     /// request there before queueing a job; the worker clears it). Unset: every request
     /// queues a job.
@@ -373,6 +376,7 @@ impl FunctionEnv {
                 markers: var("MARKERS_TABLE_NAME"),
             },
             erase_queue_url: var("ERASE_QUEUE_URL"),
+            erase_failure_queue_url: var("ERASE_FAILURE_QUEUE_URL"),
             erase_requests_table: var("ERASE_REQUESTS_TABLE_NAME"),
             tuning: Tuning::from_env()?,
             xray: var("LIKES_XRAY").as_deref() == Some("1"),

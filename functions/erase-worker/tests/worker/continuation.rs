@@ -32,6 +32,7 @@ fn worker(t: &Tables, queue: &Arc<RecordedQueue>) -> Worker<DynamoLikes> {
         requeue: Some(Arc::clone(queue) as Arc<dyn EraseQueue>),
         erasures: None,
         token_lifetime: Duration::from_secs(3600),
+        rejects: None,
     }
 }
 

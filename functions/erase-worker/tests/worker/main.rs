@@ -4,3 +4,4 @@
 mod continuation;
 mod events;
 mod pending;
+mod product;

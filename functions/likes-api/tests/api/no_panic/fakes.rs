@@ -221,6 +221,11 @@ impl EraseQueue for FakeQueue {
     fn submit_after<'a>(&'a self, job: &'a EraseJob, _: std::time::Duration) -> Submitted<'a> {
         self.submit(job)
     }
+
+    fn forward<'a>(&'a self, _: &'a str) -> Submitted<'a> {
+        let answer = self.0.map_or(Ok(()), |f| Err(f.error()));
+        Box::pin(async move { answer })
+    }
 }
 
 /// The reaction kinds of the fakes' deployment.

@@ -1,0 +1,146 @@
+//! The product's decisions, as the erase queue delivers them (EventBridge's envelope, whole),
+//! run by the worker as its role against the emulator: a deleted post loses every like and no
+//! other post does, again on redelivery; a deleted account's likes made up to the deletion go
+//! at once and its last sweep is queued for when every old token has expired; a malformed
+//! event changes nothing and is set aside, unchanged, on the failure queue.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use erase_worker::{Outcome, Worker};
+use likes_aws::DynamoLikes;
+use likes_core::erase_job::{EraseJob, EraseQueue};
+use likes_core::product_event::{POST_DELETED, USER_DELETED};
+use likes_core::{PostId, UserId};
+use likes_harness::{lab, RecordedQueue, Tables};
+use serde_json::{json, Value};
+
+fn worker(
+    t: &Tables,
+    queue: &Arc<RecordedQueue>,
+    rejects: &Arc<RecordedQueue>,
+) -> Worker<DynamoLikes> {
+    Worker {
+        likes: t.as_role(lab::roles::WORKER).likes(),
+        empty_sweeps: 1,
+        pause: Duration::from_millis(50),
+        settle: Duration::ZERO,
+        requeue: Some(Arc::clone(queue) as Arc<dyn EraseQueue>),
+        erasures: None,
+        token_lifetime: Duration::from_secs(3600),
+        rejects: Some(Arc::clone(rejects) as Arc<dyn EraseQueue>),
+    }
+}
+
+/// An event as EventBridge puts it on an SQS queue.
+fn event(id: &str, detail_type: &str, detail: Value) -> String {
+    json!({
+        "version": "0", "id": id, "detail-type": detail_type, "source": "product",
+        "account": "123456789012", "time": "2026-12-07T10:00:00Z", "region": "us-east-1",
+        "resources": [], "detail": detail
+    })
+    .to_string()
+}
+
+fn likes_of(pairs: &[(String, String)], post: &PostId) -> usize {
+    pairs.iter().filter(|(p, _)| p == post.as_str()).count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_post_loses_every_like_and_no_other_post_does() {
+    let t = Tables::new().await;
+    let (gone, kept) = (PostId::new_random(), PostId::new_random());
+    for i in 0..30 {
+        let user = UserId::parse(&format!("u-{i}")).expect("an id");
+        t.put_like(&gone, &user, "2026-12-07T09:00:00.000Z").await;
+        t.put_like(&kept, &user, "2026-12-07T09:00:00.000Z").await;
+    }
+    let (queue, rejects) = (Arc::default(), Arc::default());
+    let w = worker(&t, &queue, &rejects);
+    let body = event(
+        "e-post",
+        POST_DELETED,
+        json!({"post_id": gone.as_str(), "at": "2026-12-07T10:00:00Z"}),
+    );
+    assert_eq!(w.run_job(&body, None).await, Outcome::Erased(30));
+    let pairs = t.like_pairs().await;
+    assert_eq!((likes_of(&pairs, &gone), likes_of(&pairs, &kept)), (0, 30));
+    // Delivered again: nothing left to do, and nothing else touched.
+    assert_eq!(w.run_job(&body, None).await, Outcome::Erased(0));
+    assert_eq!(likes_of(&t.like_pairs().await, &kept), 30);
+    assert!(rejects.forwarded().is_empty() && queue.jobs().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_account_is_erased_up_to_its_deletion_and_its_last_sweep_queued() {
+    let t = Tables::new().await;
+    let (user, other) = (UserId::new_random(), UserId::new_random());
+    let posts: Vec<PostId> = (0..5).map(|_| PostId::new_random()).collect();
+    for post in &posts {
+        t.put_like(post, &user, "2026-12-07T09:00:00.000Z").await;
+        t.put_like(post, &other, "2026-12-07T09:00:00.000Z").await;
+    }
+    // Made after the deletion (with a token issued before it): the last sweep's.
+    t.put_like(&posts[0], &user, "2026-12-07T10:30:00.000Z")
+        .await;
+    let (queue, rejects) = (Arc::default(), Arc::default());
+    let w = worker(&t, &queue, &rejects);
+    let body = event(
+        "e-user",
+        USER_DELETED,
+        json!({"user_id": user.as_str(), "at": "2026-12-07T11:00:00+01:00"}),
+    );
+    assert_eq!(w.run_job(&body, None).await, Outcome::Erased(4));
+    let pairs = t.like_pairs().await;
+    let of = |u: &UserId| pairs.iter().filter(|(_, x)| x == u.as_str()).count();
+    assert_eq!((of(&user), of(&other)), (1, 5), "{pairs:?}");
+    assert_eq!(
+        queue.jobs(),
+        vec![EraseJob {
+            job_id: "deleted-e-user".into(),
+            user_id: user.clone(),
+            requested_at: "2026-12-07T10:00:00.000Z".into(),
+            account_deleted: true,
+        }],
+        "the last sweep, for when every token issued before the deletion has expired"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_event_changes_nothing_and_is_set_aside_unchanged() {
+    let t = Tables::new().await;
+    let user = UserId::new_random();
+    let post = PostId::new_random();
+    t.put_like(&post, &user, "2026-12-07T09:00:00.000Z").await;
+    let (queue, rejects) = (Arc::default(), Arc::default());
+    let w = worker(&t, &queue, &rejects);
+    let bodies = [
+        event("e-1", USER_DELETED, json!({"user_id": user.as_str()})),
+        event(
+            "e-2",
+            POST_DELETED,
+            json!({"post_id": post.as_str(), "at": "soon"}),
+        ),
+        event(
+            "e-3",
+            "UserDeletedd",
+            json!({"user_id": user.as_str(), "at": "2026-12-07T10:00:00Z"}),
+        ),
+    ];
+    for body in &bodies {
+        let outcome = w.run_job(body, None).await;
+        assert!(matches!(outcome, Outcome::Rejected(_)), "{outcome:?}");
+    }
+    assert_eq!(rejects.forwarded(), bodies.to_vec());
+    assert_eq!(t.like_pairs().await.len(), 1);
+    assert!(queue.jobs().is_empty());
+    // With nowhere to set it aside, it is retried (the queue's redrive moves it in time).
+    let plain = Worker {
+        rejects: None,
+        ..worker(&t, &queue, &rejects)
+    };
+    assert!(matches!(
+        plain.run_job(&bodies[0], None).await,
+        Outcome::Retry(_)
+    ));
+}
