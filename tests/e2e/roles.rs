@@ -5,7 +5,8 @@
 //! in `single` mode, events `notifications`, `all` and `none`, caller limits on and off. Each
 //! configuration's stack takes the same tour: likes and unlikes, plain and named (with their
 //! retries and a named no-op), reads of every route, reactions, a person's own erase through
-//! the worker, and every `likes-admin` command as the operators' policy.
+//! the worker, the product's decisions on its bus (a deleted post, a malformed event), and
+//! every `likes-admin` command as the operators' policy.
 //!
 //! What no code of ours calls, but AWS does on the role's behalf or an operator does by hand,
 //! is listed in [`NOT_OURS`], each with why.
@@ -196,6 +197,32 @@ fn tour(local: &Local, setup: &Setup) -> Value {
         .expect("recount --noted");
     // In `multi` mode role-a holds two kinds of p4 (the like and love, above): one goes.
     local.admin(&["single-mode", "--yes"]).expect("single-mode");
+    // The product's decisions on its bus, to the worker: a deleted post (its partitions read
+    // and emptied; p4 still holds role-a's like) and a malformed event (set aside on the
+    // dead-letter queue).
+    local.put_product_event(
+        "PostDeleted",
+        &json!({"post_id": "p4", "at": "2026-12-07T10:00:00Z"}),
+    );
+    local.put_product_event("PostDeleted", &json!({"post_id": "p4"}));
+    wait_for_call(
+        local,
+        "EraseWorkerFunction",
+        "dynamodb:BatchWriteItem",
+        "table/likes",
+    );
+    wait_for_call(
+        local,
+        "EraseWorkerFunction",
+        "dynamodb:Query",
+        "table/likes",
+    );
+    wait_for_call(
+        local,
+        "EraseWorkerFunction",
+        "sqs:SendMessage",
+        "likes-erase-dlq",
+    );
     wait_for_call(
         local,
         "EraseWorkerFunction",

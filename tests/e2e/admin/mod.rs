@@ -8,6 +8,7 @@ use crate::common;
 mod account;
 mod erase;
 mod given_up;
+mod product;
 mod reactions;
 mod recount;
 mod repairs;
@@ -104,6 +105,55 @@ impl Local {
         let denied = self.stack.denied();
         assert!(denied.is_empty(), "the lab refused calls: {denied:#?}");
         report
+    }
+
+    /// Puts one of the product's events on its bus (`likes-product`), as the product would:
+    /// `PutEvents`, source `product`.
+    pub fn put_product_event(&self, detail_type: &str, detail: &serde_json::Value) {
+        let out = self.rt.block_on(async {
+            let conf = likes_aws::sdk::emulator_as(&self._emulator.endpoint, "admin").await;
+            let entry = aws_sdk_eventbridge::types::PutEventsRequestEntry::builder()
+                .event_bus_name(likes_local::product_bus::PRODUCT_BUS)
+                .source(likes_local::product_bus::PRODUCT_SOURCE)
+                .detail_type(detail_type)
+                .detail(detail.to_string())
+                .build();
+            aws_sdk_eventbridge::Client::new(&conf)
+                .put_events()
+                .entries(entry)
+                .send()
+                .await
+        });
+        let out = out.expect("PutEvents");
+        assert_eq!(out.failed_entry_count(), 0, "{out:?}");
+    }
+
+    /// The bodies on the erase queue's dead-letter queue (read, not removed: each one is
+    /// received once here, invisible for a while afterwards).
+    pub fn dead_letters(&self) -> Vec<String> {
+        self.rt.block_on(async {
+            let conf = likes_aws::sdk::emulator_as(&self._emulator.endpoint, "admin").await;
+            let sqs = aws_sdk_sqs::Client::new(&conf);
+            let url = sqs
+                .get_queue_url()
+                .queue_name(likes_local::erase_poller::ERASE_DLQ)
+                .send()
+                .await
+                .expect("the dead-letter queue")
+                .queue_url
+                .expect("its URL");
+            let out = sqs
+                .receive_message()
+                .queue_url(url)
+                .max_number_of_messages(10)
+                .send()
+                .await
+                .expect("ReceiveMessage");
+            out.messages()
+                .iter()
+                .filter_map(|m| m.body().map(str::to_owned))
+                .collect()
+        })
     }
 
     /// The stack's erase queue (its `EraseQueueUrl`).

@@ -3,7 +3,7 @@
 
 use serde_yaml::Value;
 
-use super::{if_parts, load};
+use super::{if_parts, load, reference};
 
 fn mapping() -> Value {
     let t = load("template.yaml");
@@ -70,6 +70,64 @@ fn the_erase_queue_keeps_a_job_until_it_is_done_and_the_local_queue_plays_it() {
         m["FunctionResponseTypes"][0].as_str(),
         Some("ReportBatchItemFailures")
     );
+}
+
+/// The product's rule matches exactly the detail-types the worker reads, of the configured
+/// source, on the configured (or created) bus, and puts them on the erase queue; the queues
+/// admit that rule alone; the local bus plays the same rule.
+#[test]
+fn the_product_rule_delivers_what_the_worker_reads_to_the_erase_queue() {
+    use likes_core::product_event::DETAIL_TYPES;
+    let t = load("template.yaml");
+    let r = &t["Resources"];
+    let rule = &r["ProductEventsRule"]["Properties"];
+    let pattern = &rule["EventPattern"];
+    assert_eq!(strings(&pattern["detail-type"]), DETAIL_TYPES.to_vec());
+    assert_eq!(reference(&pattern["source"][0]), Some("ProductEventSource"));
+    let (condition, created, named) = if_parts(&rule["EventBusName"]);
+    assert_eq!(
+        (condition, reference(created), reference(named)),
+        (
+            "CreateProductEventBus",
+            Some("ProductEventBus"),
+            Some("ProductEventBusName")
+        )
+    );
+    let target = &rule["Targets"][0];
+    assert_eq!(get_att(&target["Arn"]), Some("EraseQueue.Arn"));
+    assert_eq!(
+        get_att(&target["DeadLetterConfig"]["Arn"]),
+        Some("EraseDeadLetterQueue.Arn")
+    );
+    let policy = &r["ProductEventsQueuePolicy"]["Properties"];
+    let queues: Vec<_> = policy["Queues"]
+        .as_sequence()
+        .expect("queues")
+        .iter()
+        .filter_map(reference)
+        .collect();
+    assert_eq!(queues, ["EraseQueue", "EraseDeadLetterQueue"]);
+    let statement = &policy["PolicyDocument"]["Statement"][0];
+    assert_eq!(
+        statement["Principal"]["Service"].as_str(),
+        Some("events.amazonaws.com")
+    );
+    assert_eq!(
+        get_att(&statement["Condition"]["ArnEquals"]["aws:SourceArn"]),
+        Some("ProductEventsRule.Arn")
+    );
+    assert_eq!(
+        t["Parameters"]["ProductEventSource"]["Default"].as_str(),
+        Some(likes_local::product_bus::PRODUCT_SOURCE)
+    );
+}
+
+/// The `X.Y` of a `!GetAtt X.Y`.
+fn get_att(v: &Value) -> Option<&str> {
+    match v {
+        Value::Tagged(t) if t.tag == "GetAtt" => t.value.as_str(),
+        _ => None,
+    }
 }
 
 fn strings(v: &Value) -> Vec<&str> {
