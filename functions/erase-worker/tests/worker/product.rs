@@ -144,3 +144,52 @@ async fn a_malformed_event_changes_nothing_and_is_set_aside_unchanged() {
         Outcome::Retry(_)
     ));
 }
+
+/// The schemas in `schemas/` and the worker agree: what the worker acts on validates, and the
+/// malformed details above (a missing field, a time that is not one, an id outside the grammar)
+/// do not.
+#[test]
+fn the_schemas_accept_what_the_worker_acts_on_and_refuse_the_malformed() {
+    let schema = |file: &str| {
+        let path = format!("{}/schemas/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("a schema");
+        let schema: Value = serde_json::from_str(&text).expect("JSON");
+        jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .expect("a valid schema")
+    };
+    let (user, post) = (schema("user-deleted.json"), schema("post-deleted.json"));
+    let at = "2026-12-07T11:00:00+01:00";
+    for (schema, detail_type, detail) in [
+        (
+            &user,
+            USER_DELETED,
+            json!({"user_id": "auth0|u-1", "at": at}),
+        ),
+        (
+            &post,
+            POST_DELETED,
+            json!({"post_id": "p.1", "at": at, "by": "moderator"}),
+        ),
+    ] {
+        assert!(schema.is_valid(&detail), "{detail}");
+        let body = event("e", detail_type, detail.clone());
+        assert!(
+            matches!(likes_core::product_event::read(&body), Some(Ok(_))),
+            "{detail}"
+        );
+    }
+    for (schema, detail_type, detail) in [
+        (&user, USER_DELETED, json!({"user_id": "u"})),
+        (&user, USER_DELETED, json!({"user_id": "a b", "at": at})),
+        (&post, POST_DELETED, json!({"post_id": "p", "at": "soon"})),
+    ] {
+        assert!(!schema.is_valid(&detail), "{detail}");
+        let body = event("e", detail_type, detail.clone());
+        assert!(
+            matches!(likes_core::product_event::read(&body), Some(Err(_))),
+            "{detail}"
+        );
+    }
+}
