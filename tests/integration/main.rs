@@ -4,6 +4,7 @@
 mod aggregator;
 mod aggregator_model;
 mod aggregator_props;
+mod among;
 mod erase;
 mod erase_requests;
 mod errors;

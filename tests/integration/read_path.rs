@@ -382,6 +382,21 @@ async fn each_route_costs_what_the_design_says() {
         "one Query per bucket"
     );
 
+    let friends: Vec<String> = (0..100).map(|i| format!("friend-{i}")).collect();
+    let (s, _) = get(
+        &app,
+        &format!("/posts/{p}/likes"),
+        &format!("among={},{me}", friends[..99].join(",")),
+        &me,
+    )
+    .await;
+    assert_eq!(s, 200);
+    assert_eq!(
+        cost(counter.take()),
+        vec![("BatchGetItem".to_owned(), 1)],
+        "among: one batch of point reads for 100 ids"
+    );
+
     let ids: Vec<String> = posts.iter().map(ToString::to_string).collect();
     let (s, _) = get(
         &app,

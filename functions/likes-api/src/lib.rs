@@ -36,7 +36,7 @@ pub use crate::error::ApiError;
 pub use crate::identity::Auth;
 use crate::liker_ids::LikerIds;
 use crate::limits::{Class, Limiter};
-use crate::request::{expect_no_body, limit, query_param, request_id, write_token};
+use crate::request::{among_ids, expect_no_body, limit, query_param, request_id, write_token};
 use crate::routes::{route, Route};
 use likes_aws::env::{CallerLimits, SummaryMine};
 
@@ -368,6 +368,16 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
     }
 
     async fn likers(&self, req: &Request, post: &PostId) -> Answer {
+        if let Some(users) = among_ids(req)? {
+            // Named by the caller, so shown as named: `among` says whether each liked, which
+            // the caller asked about; opaque ids keep the likers it did not name unnamed.
+            let likers = self.likes.likers_among(post, &users).await?;
+            let items: Vec<_> = likers
+                .iter()
+                .map(|i| json!({ "user_id": i.user_id, "liked_at": i.liked_at }))
+                .collect();
+            return Ok(json!({ "items": items, "next_cursor": null }));
+        }
         let limit = limit(req)?;
         let after = query_param(req, "cursor")?
             .map(|c| cursor::decode_likers(&self.liker_ids.open(c)?, post))

@@ -4,8 +4,12 @@
 use chrono::{DateTime, Utc};
 use lambda_http::request::RequestContext;
 use lambda_http::{Request, RequestExt};
+use std::collections::HashSet;
+use std::hash::Hash;
+
+use likes_core::ids::IdError;
 use likes_core::write_token::BadKey;
-use likes_core::{PostId, WriteToken};
+use likes_core::{PostId, UserId, WriteToken};
 
 use crate::error::ApiError;
 
@@ -14,6 +18,8 @@ pub const DEFAULT_LIMIT: usize = 20;
 pub const MAX_LIMIT: usize = 100;
 /// Most post ids one summary request may name.
 pub const MAX_SUMMARY_IDS: usize = 100;
+/// Most user ids one `among` may name: one batch of point reads.
+pub const MAX_AMONG_IDS: usize = 100;
 
 pub fn request_id(req: &Request) -> String {
     if let Some(RequestContext::ApiGatewayV2(ctx)) = req.request_context_ref() {
@@ -100,26 +106,60 @@ pub fn summary_since(req: &Request) -> Result<Option<DateTime<Utc>>, ApiError> {
 /// so `a%2Cb` (what `URLSearchParams` and `urlencode` send for `a,b`) means the same two ids.
 pub fn summary_ids(req: &Request) -> Result<Vec<PostId>, ApiError> {
     let raw = query_param(req, "post_ids")?.unwrap_or("");
+    id_list(
+        raw,
+        "post_ids",
+        "invalid_post_ids",
+        MAX_SUMMARY_IDS,
+        |part| PostId::parse_field("post_ids", part),
+    )
+}
+
+/// `among=u1,u2,…` of "who liked P": 1 to 100 user ids (read as `post_ids` is), if given.
+pub fn among_ids(req: &Request) -> Result<Option<Vec<UserId>>, ApiError> {
+    let Some(raw) = query_param(req, "among")? else {
+        return Ok(None);
+    };
+    if query_param(req, "cursor")?.is_some() || query_param(req, "limit")?.is_some() {
+        return Err(ApiError::bad_request(
+            "invalid_among",
+            "among answers in one page: it takes no cursor or limit",
+        ));
+    }
+    id_list(raw, "among", "invalid_among", MAX_AMONG_IDS, |part| {
+        UserId::parse_field("among", part)
+    })
+    .map(Some)
+}
+
+/// A comma-separated list of 1 to `most` ids, duplicates folded (first occurrence kept).
+fn id_list<T: Clone + Eq + Hash>(
+    raw: &str,
+    name: &str,
+    code: &'static str,
+    most: usize,
+    parse: impl Fn(&str) -> Result<T, IdError>,
+) -> Result<Vec<T>, ApiError> {
     if raw.is_empty() {
         return Err(ApiError::bad_request(
-            "invalid_post_ids",
-            "post_ids must list 1 to 100 post ids, comma-separated",
+            code,
+            format!("{name} must list 1 to {most} ids, comma-separated"),
         ));
     }
     let parts: Vec<&str> = raw.split(',').collect();
-    if parts.len() > MAX_SUMMARY_IDS {
+    if parts.len() > most {
         return Err(ApiError::bad_request(
-            "invalid_post_ids",
+            code,
             format!(
-                "post_ids lists {} ids; at most {MAX_SUMMARY_IDS} are allowed",
+                "{name} lists {} ids; at most {most} are allowed",
                 parts.len()
             ),
         ));
     }
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     let mut ids = Vec::with_capacity(parts.len());
     for part in parts {
-        let id = PostId::parse_field("post_ids", part)?;
+        let id = parse(part)?;
         if seen.insert(id.clone()) {
             ids.push(id);
         }

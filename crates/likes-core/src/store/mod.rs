@@ -85,6 +85,14 @@ pub trait LikesStore: Send + Sync {
         after: Option<LikerPos>,
     ) -> impl Future<Output = Result<Page<LikerPos>, StoreError>> + Send;
 
+    /// Which of `users` (at most 100, distinct) like the post, newest first as
+    /// [`Self::likers_of_post`] orders them; eventually consistent, as that listing is.
+    fn likers_among(
+        &self,
+        post: &PostId,
+        users: &[UserId],
+    ) -> impl Future<Output = Result<Vec<LikerPos>, StoreError>> + Send;
+
     /// Which of `posts` (at most 100, distinct) the user likes, read with strong consistency.
     fn liked_among(
         &self,

@@ -136,6 +136,14 @@ impl LikesStore for DynamoLikes {
         self.read_likers_of_post(post, limit, after).await
     }
 
+    async fn likers_among(
+        &self,
+        post: &PostId,
+        users: &[UserId],
+    ) -> Result<Vec<LikerPos>, StoreError> {
+        self.read_likers_among(post, users).await
+    }
+
     async fn liked_among(
         &self,
         user: &UserId,

@@ -114,6 +114,35 @@ impl DynamoLikes {
         Ok(liked)
     }
 
+    /// Which of `users` like the post: one eventually consistent point read each (half a read
+    /// unit), in batches of 100, newest first.
+    pub(super) async fn read_likers_among(
+        &self,
+        post: &PostId,
+        users: &[UserId],
+    ) -> Result<Vec<LikerPos>, StoreError> {
+        let mut likers = Vec::new();
+        for chunk in users.chunks(BATCH_GET_MAX) {
+            let mut keys = KeysAndAttributes::builder()
+                .projection_expression("#u, #t")
+                .expression_attribute_names("#u", SK)
+                .expression_attribute_names("#t", LIKED_AT);
+            for user in chunk {
+                keys = keys.keys(like_key(post, user));
+            }
+            let found = calls::get_all(&self.client, &self.table, keys.build().map_err(build)?);
+            for item in found.await? {
+                likers.push(LikerPos {
+                    liked_at: attr_s(&item, LIKED_AT)?,
+                    user_id: UserId::parse(&attr_s(&item, SK)?)
+                        .map_err(|e| StoreError::Internal(format!("stored user_id: {e}")))?,
+                });
+            }
+        }
+        likers.sort_by(|a, b| b.cmp(a));
+        Ok(likers)
+    }
+
     /// One bucket's likers (or reactors of one kind) from `listing`'s index, read page by page
     /// until `scan` has what it needs (see [`BucketScan`] for the tie rule).
     pub(super) async fn bucket_listing(

@@ -147,6 +147,26 @@ impl LikesStore for MemoryLikes {
         Ok(super::listing(entries, post, limit, after))
     }
 
+    async fn likers_among(
+        &self,
+        post: &PostId,
+        users: &[UserId],
+    ) -> Result<Vec<LikerPos>, StoreError> {
+        let items = self.items.lock().map_err(|_| poisoned())?;
+        let mut likers: Vec<LikerPos> = users
+            .iter()
+            .filter_map(|u| {
+                let liked_at = items.get(&(PostBucket::for_like(post, u), u.clone()))?;
+                Some(LikerPos {
+                    liked_at: liked_at.clone(),
+                    user_id: u.clone(),
+                })
+            })
+            .collect();
+        likers.sort_by(|a, b| b.cmp(a));
+        Ok(likers)
+    }
+
     async fn liked_among(
         &self,
         user: &UserId,

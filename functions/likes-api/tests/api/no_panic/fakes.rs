@@ -104,6 +104,17 @@ impl LikesStore for FakeLikes {
             more: false,
         })
     }
+    async fn likers_among(
+        &self,
+        _: &PostId,
+        users: &[UserId],
+    ) -> Result<Vec<LikerPos>, StoreError> {
+        let liker = |u: &UserId| LikerPos {
+            liked_at: AT.into(),
+            user_id: u.clone(),
+        };
+        self.read(users.iter().step_by(2).map(liker).collect())
+    }
     async fn liked_among(
         &self,
         _: &UserId,
