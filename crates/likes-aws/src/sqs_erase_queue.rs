@@ -54,7 +54,7 @@ impl EraseQueue for SqsEraseQueue {
         Box::pin(self.send(job, delay))
     }
 
-    fn forward<'a>(&'a self, body: &'a str) -> Submitted<'a> {
-        Box::pin(self.send_body(body.to_owned(), Duration::ZERO))
+    fn forward<'a>(&'a self, body: &'a str, delay: Duration) -> Submitted<'a> {
+        Box::pin(self.send_body(body.to_owned(), delay))
     }
 }

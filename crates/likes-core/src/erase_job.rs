@@ -50,9 +50,10 @@ pub trait EraseQueue: Send + Sync {
     fn submit<'a>(&'a self, job: &'a EraseJob) -> Submitted<'a>;
     /// The job, delivered no earlier than `delay` (at most [`MAX_DELAY`]) from now.
     fn submit_after<'a>(&'a self, job: &'a EraseJob, delay: Duration) -> Submitted<'a>;
-    /// A message as it came, unchanged: a product event continued, or set aside on a failure
-    /// queue (`likes_core::product_event`).
-    fn forward<'a>(&'a self, body: &'a str) -> Submitted<'a>;
+    /// A message as it came, unchanged, delivered no earlier than `delay` (at most
+    /// [`MAX_DELAY`]) from now: a product event continued or run again later, or set aside on
+    /// a failure queue (`likes_core::product_event`).
+    fn forward<'a>(&'a self, body: &'a str, delay: Duration) -> Submitted<'a>;
 }
 
 /// How long after an erase request a like stamped before it may still be written: the API

@@ -11,7 +11,8 @@
 //! environment wrote: counts read before, or within [`WRITE_MARK`] after, its write may not
 //! hold it yet, so they keep the TTL; the writer's own feed shows the new count as soon as
 //! the aggregator has it, not a feed age later. The first read past the mark holds it, and
-//! serves the feed age again.
+//! serves the feed age until the environment's next write of the post. (The mark is set as a
+//! write starts and again as it ends: its retries, then the aggregator's lag.)
 //!
 //! An entry outlives its age (until evicted) for one use: when DynamoDB cannot serve the
 //! post's item, the last counts read (at most [`MAX_STALE`] old) are shown, marked, rather
@@ -39,8 +40,8 @@ pub const MAX_STALE: Duration = Duration::from_secs(120);
 /// How long after this environment's write of a post a read of its counts may still miss it:
 /// the aggregator's lag on a healthy stream (Lambda polls a shard four times a second, the
 /// mapping waits up to 1 s to fill a batch, one batch takes well under a second) with room to
-/// spare. Short, so that a post this environment keeps writing (a hot one) is not held to the
-/// TTL for every feed: only counts read within the mark are.
+/// spare. Short, so that a post this environment writes now and then serves the feed age
+/// between its writes; one it writes every few seconds (a hot one) is read once per TTL.
 pub const WRITE_MARK: Duration = Duration::from_secs(5);
 /// Posts remembered at most. Past that, entries no read can use go, then the least recently
 /// used, down to seven eighths: a flood of requests for fresh posts (one caller's summaries of
@@ -102,6 +103,11 @@ impl Entry {
     /// after that the aggregator may not have counted it yet.
     fn may_miss_a_write(&self) -> bool {
         self.written.is_some_and(|w| self.stored < w + WRITE_MARK)
+    }
+
+    /// Its write mark still holds a read to the TTL (a read from now on may come within it).
+    fn marking(&self) -> bool {
+        self.written.is_some_and(|w| w.elapsed() < WRITE_MARK)
     }
 }
 
@@ -244,7 +250,7 @@ impl CountCache {
             // (any read from now on holds the write).
             entries.map.retain(|_, e| {
                 let counts = e.counts.is_some() && e.stored.elapsed() < MAX_STALE;
-                counts || e.written.is_some_and(|w| w.elapsed() < WRITE_MARK)
+                counts || e.marking()
             });
             let over = entries.map.len().saturating_sub(CAPACITY - EVICT);
             if over > 0 {
@@ -258,12 +264,20 @@ impl CountCache {
 }
 
 /// Drops the `n` least recently used entries (one selection, not a sort: amortised over the
-/// `EVICT` or more inserts that follow before the cache is full again).
+/// `EVICT` or more inserts that follow before the cache is full again), never one whose write
+/// mark still marks: dropped, a read within the mark would be served for a feed age.
 fn evict_least_used(map: &mut HashMap<PostId, Entry>, n: usize) {
-    let mut uses: Vec<u64> = map.values().map(|e| e.used).collect();
-    let (_, cut, _) = uses.select_nth_unstable(n - 1);
+    let mut uses: Vec<u64> = map
+        .values()
+        .filter(|e| !e.marking())
+        .map(|e| e.used)
+        .collect();
+    let Some(last) = n.min(uses.len()).checked_sub(1) else {
+        return;
+    };
+    let (_, cut, _) = uses.select_nth_unstable(last);
     let cut = *cut;
-    map.retain(|_, e| e.used > cut);
+    map.retain(|_, e| e.used > cut || e.marking());
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod identity;
 pub mod lambda;
 pub mod liker_ids;
 pub mod limits;
+mod listings;
 pub mod metrics;
 mod reactions;
 pub mod request;
@@ -36,7 +37,7 @@ pub use crate::error::ApiError;
 pub use crate::identity::Auth;
 use crate::liker_ids::LikerIds;
 use crate::limits::{Class, Limiter};
-use crate::request::{among_ids, expect_no_body, limit, query_param, request_id, write_token};
+use crate::request::{expect_no_body, request_id, write_token};
 use crate::routes::{route, Route};
 use likes_aws::env::{CallerLimits, SummaryMine};
 
@@ -253,32 +254,46 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
         let me = self.auth.caller(req).await?.user;
         let routed = routed?;
         self.admit(&routed, &me)?;
-        if let Route::Like(post)
-        | Route::Unlike(post)
-        | Route::React(post, _)
-        | Route::Unreact(post, _) = &routed
-        {
-            // This environment's own feeds see the post's new count once counted.
+        let written = match &routed {
+            Route::Like(post)
+            | Route::Unlike(post)
+            | Route::React(post, _)
+            | Route::Unreact(post, _) => Some(post.clone()),
+            _ => None,
+        };
+        // This environment's own feeds see the post's new count once counted: marked as the
+        // write starts (a read meanwhile may miss it) and again as it ends (it may have taken
+        // its retries, and the aggregator's lag starts only then).
+        if let Some(post) = &written {
             self.cache.written(post);
         }
+        let reply = self.serve(req, routed, &me).await;
+        if let Some(post) = &written {
+            self.cache.written(post);
+        }
+        reply
+    }
+
+    /// One admitted request of `me`, by its route.
+    async fn serve(&self, req: &Request, routed: Route, me: &UserId) -> Result<Reply, Failure> {
         let fresh = Reply::Fresh;
         match routed {
-            Route::Like(post) => self.like(req, &post, &me).await.map(fresh),
-            Route::Unlike(post) => self.unlike(req, &post, &me).await.map(fresh),
-            Route::GetLike(post) => self.get_like(&post, &me).await.map(fresh),
+            Route::Like(post) => self.like(req, &post, me).await.map(fresh),
+            Route::Unlike(post) => self.unlike(req, &post, me).await.map(fresh),
+            Route::GetLike(post) => self.get_like(&post, me).await.map(fresh),
             // Counts are eventually consistent: a second-old answer is as good as a new one. A
             // summary holds the caller's own likes, so only the caller's cache may keep it.
             Route::Count(post) => Ok(Reply::Cacheable(self.count(&post).await?, etag::COUNT)),
-            Route::MyLikes => self.my_likes(req, &me).await.map(fresh),
+            Route::MyLikes => self.my_likes(req, me).await.map(fresh),
             Route::Likers(post) => self.likers(req, &post).await.map(fresh),
             Route::Summary => Ok(Reply::Cacheable(
-                self.summary(req, &me).await?,
+                self.summary(req, me).await?,
                 etag::SUMMARY,
             )),
-            Route::EraseMine => self.erase_mine(req, &me).await.map(Reply::Accepted),
-            Route::React(post, kind) => self.react(req, &post, &me, &kind).await.map(fresh),
-            Route::Unreact(post, kind) => self.unreact(req, &post, &me, &kind).await.map(fresh),
-            Route::Reactions(post) => self.post_reactions(&post, &me).await.map(fresh),
+            Route::EraseMine => self.erase_mine(req, me).await.map(Reply::Accepted),
+            Route::React(post, kind) => self.react(req, &post, me, &kind).await.map(fresh),
+            Route::Unreact(post, kind) => self.unreact(req, &post, me, &kind).await.map(fresh),
+            Route::Reactions(post) => self.post_reactions(&post, me).await.map(fresh),
             Route::Reactors(post, kind) => self.reactors(req, &post, &kind).await.map(fresh),
             Route::Options(allow) => Ok(Reply::NoContent(allow)),
         }
@@ -352,41 +367,5 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             }
         };
         Ok(json!({ "post_id": post, "like_count": public_count(n) }))
-    }
-
-    async fn my_likes(&self, req: &Request, me: &UserId) -> Answer {
-        let limit = limit(req)?;
-        let after = query_param(req, "cursor")?
-            .map(|c| cursor::decode_mine(c, me))
-            .transpose()?;
-        let page = self.likes.likes_of_user(me, limit, after).await?;
-        Ok(page_json(
-            &page,
-            |last| cursor::encode_mine(me, last),
-            |i| json!({ "post_id": &i.post_bucket.post, "liked_at": i.liked_at }),
-        ))
-    }
-
-    async fn likers(&self, req: &Request, post: &PostId) -> Answer {
-        if let Some(users) = among_ids(req)? {
-            // Named by the caller, so shown as named: `among` says whether each liked, which
-            // the caller asked about; opaque ids keep the likers it did not name unnamed.
-            let likers = self.likes.likers_among(post, &users).await?;
-            let items: Vec<_> = likers
-                .iter()
-                .map(|i| json!({ "user_id": i.user_id, "liked_at": i.liked_at }))
-                .collect();
-            return Ok(json!({ "items": items, "next_cursor": null }));
-        }
-        let limit = limit(req)?;
-        let after = query_param(req, "cursor")?
-            .map(|c| cursor::decode_likers(&self.liker_ids.open(c)?, post))
-            .transpose()?;
-        let page = self.likes.likers_of_post(post, limit, after).await?;
-        Ok(page_json(
-            &page,
-            |last| self.liker_ids.seal(cursor::encode_likers(post, last)),
-            |i| json!({ "user_id": self.liker_ids.show(&i.user_id), "liked_at": i.liked_at }),
-        ))
     }
 }

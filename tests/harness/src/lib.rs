@@ -322,8 +322,8 @@ impl Tables {
 #[derive(Default)]
 pub struct RecordedQueue(
     pub std::sync::Mutex<Vec<(likes_core::erase_job::EraseJob, std::time::Duration)>>,
-    /// Messages forwarded as they came (product events).
-    pub std::sync::Mutex<Vec<String>>,
+    /// Messages forwarded as they came (product events), each with its delay.
+    pub std::sync::Mutex<Vec<(String, std::time::Duration)>>,
 );
 
 impl RecordedQueue {
@@ -336,7 +336,15 @@ impl RecordedQueue {
         self.0.lock().map(|j| j.clone()).unwrap_or_default()
     }
 
+    /// The bodies forwarded.
     pub fn forwarded(&self) -> Vec<String> {
+        self.forwarded_with_delays()
+            .into_iter()
+            .map(|(body, _)| body)
+            .collect()
+    }
+
+    pub fn forwarded_with_delays(&self) -> Vec<(String, std::time::Duration)> {
         self.1.lock().map(|j| j.clone()).unwrap_or_default()
     }
 }
@@ -362,10 +370,14 @@ impl likes_core::erase_job::EraseQueue for RecordedQueue {
         })
     }
 
-    fn forward<'a>(&'a self, body: &'a str) -> likes_core::erase_job::Submitted<'a> {
+    fn forward<'a>(
+        &'a self,
+        body: &'a str,
+        delay: std::time::Duration,
+    ) -> likes_core::erase_job::Submitted<'a> {
         Box::pin(async move {
             if let Ok(mut bodies) = self.1.lock() {
-                bodies.push(body.to_owned());
+                bodies.push((body.to_owned(), delay));
             }
             Ok(())
         })

@@ -106,6 +106,71 @@ async fn a_deleted_account_is_erased_up_to_its_deletion_and_its_last_sweep_queue
     );
 }
 
+/// A post deleted just now: erased at once, and the event comes back once the settle past the
+/// deletion has passed, for a like stamped before it that was still being written; then done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_post_deleted_just_now_is_erased_again_after_the_settle() {
+    let t = Tables::new().await;
+    let post = PostId::new_random();
+    t.put_like(&post, &UserId::new_random(), "2026-12-07T09:00:00.000Z")
+        .await;
+    let (queue, rejects) = (Arc::default(), Arc::default());
+    let w = worker(&t, &queue, &rejects);
+    let now = likes_core::time::now_ts();
+    let body = event(
+        "e-now",
+        POST_DELETED,
+        json!({"post_id": post.as_str(), "at": now}),
+    );
+    let first = w.run_job(&body, None).await;
+    let Outcome::Deferred(wait) = first else {
+        panic!("expected the event deferred past the settle, got {first:?}");
+    };
+    assert!(
+        wait > Duration::ZERO && wait <= likes_core::erase_job::SETTLE,
+        "{wait:?}"
+    );
+    assert_eq!(queue.forwarded_with_delays(), vec![(body.clone(), wait)]);
+    assert_eq!(likes_of(&t.like_pairs().await, &post), 0);
+    // A like stamped before the deletion lands late; the event's return erases it.
+    t.put_like(&post, &UserId::new_random(), &now).await;
+    let later = event(
+        "e-now",
+        POST_DELETED,
+        json!({"post_id": post.as_str(), "at": "2026-12-07T10:00:00Z"}),
+    );
+    assert_eq!(w.run_job(&later, None).await, Outcome::Erased(1));
+}
+
+/// A deletion dated ahead (a skewed clock, a scheduled deletion) does not hold the worker until
+/// then: likes up to now go at once, and the last sweep, queued, covers the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_deleted_ahead_of_now_is_erased_up_to_now_without_waiting() {
+    let t = Tables::new().await;
+    let user = UserId::new_random();
+    t.put_like(&PostId::new_random(), &user, "2026-12-07T09:00:00.000Z")
+        .await;
+    let (queue, rejects) = (Arc::default(), Arc::default());
+    let mut w = worker(&t, &queue, &rejects);
+    w.settle = Duration::from_secs(1);
+    let ahead = likes_core::time::format_ts(chrono::Utc::now() + chrono::Duration::hours(1));
+    let body = event(
+        "e-ahead",
+        USER_DELETED,
+        json!({"user_id": user.as_str(), "at": ahead}),
+    );
+    let outcome = tokio::time::timeout(Duration::from_secs(30), w.run_job(&body, None))
+        .await
+        .expect("no wait for the deletion's time");
+    assert_eq!(outcome, Outcome::Erased(1));
+    let last = queue.jobs();
+    assert_eq!(last.len(), 1);
+    assert_eq!(
+        (last[0].requested_at.as_str(), last[0].account_deleted),
+        (ahead.as_str(), true)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_malformed_event_changes_nothing_and_is_set_aside_unchanged() {
     let t = Tables::new().await;

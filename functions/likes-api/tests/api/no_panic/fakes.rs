@@ -233,7 +233,7 @@ impl EraseQueue for FakeQueue {
         self.submit(job)
     }
 
-    fn forward<'a>(&'a self, _: &'a str) -> Submitted<'a> {
+    fn forward<'a>(&'a self, _: &'a str, _: std::time::Duration) -> Submitted<'a> {
         let answer = self.0.map_or(Ok(()), |f| Err(f.error()));
         Box::pin(async move { answer })
     }
