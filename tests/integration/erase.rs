@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use likes_core::erase::{erase_user, EraseStore, Sweep};
+use likes_core::erase::{erase_user, EraseStore, Hidden, Reactions, Sweep};
 use likes_core::store::memory::MemoryLikes;
 use likes_core::{
     Kind, LikesStore, PostBucket, PostId, ReactionsStore, StoreError, UserId, WriteToken,
@@ -103,6 +103,31 @@ impl<S: EraseStore> EraseStore for LaggingIndex<'_, S> {
 
     async fn delete_items(&self, bucket: &PostBucket, keys: Vec<String>) -> Result<(), StoreError> {
         self.store.delete_items(bucket, keys).await
+    }
+
+    async fn hidden(
+        &self,
+        user: &UserId,
+        from: Option<Hidden<Self::Resume>>,
+    ) -> Result<Reactions<Hidden<Self::Resume>>, StoreError> {
+        self.store.hidden(user, from).await
+    }
+
+    async fn hide(&self, b: &PostBucket, user: &UserId, kind: &Kind) -> Result<bool, StoreError> {
+        self.store.hide(b, user, kind).await
+    }
+
+    async fn unhide(&self, b: &PostBucket, user: &UserId, kind: &Kind) -> Result<bool, StoreError> {
+        self.store.unhide(b, user, kind).await
+    }
+
+    async fn delete_hidden(
+        &self,
+        b: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+    ) -> Result<(), StoreError> {
+        self.store.delete_hidden(b, user, kind).await
     }
 }
 

@@ -4,14 +4,18 @@
 //!
 //! In the Likes table a control item shares a bucket's partition with its likes, under a sort
 //! key starting with `~`: `~` is outside the id grammar and sorts above every byte of it, so
-//! `user_id < "~"` reads likes only, and no control item has `liked_at`, so no index and no
-//! listing sees one.
+//! `user_id < "~"` reads likes only, and no control item but a hidden like has `liked_at`, so
+//! no index and no listing sees one but those (which every listing passes by, as
+//! `crate::reaction::Held::Control`).
 //! - `~op#<user>[#<kind>]#<token>`: a named request's marker (one request, one effect), where the
 //!   deployment has no Markers table (`likes_aws::dynamo::schema::markers`) and in memory;
 //! - `~g#<user>`: a user's guard in `single` reaction mode;
 //! - `~fence#<job>#begin|end`: a recount's fences (count-aggregator's invariant 9);
 //! - `~w#<job>#<user>#<seq>`: one change inside a recount's window (its stream sequence
-//!   number as a 23-character `SeqKey`).
+//!   number as a 23-character `SeqKey`);
+//! - `~hidden#<user>[#<kind>]`: a suspended user's like or reaction, out of sight
+//!   (`crate::suspend`), with its own time; indexed by `by_user` (or `by_reactor`) under
+//!   [`hidden_owner`], so that the restore and the person's own erase find it.
 //!
 //! (A post's recount lease is not an item of its own: it lives on the post's Counts item, so
 //! that the aggregator's fences and the job's correction can be conditional on it.)
@@ -32,6 +36,25 @@ pub fn is_control(sort_key: &str) -> bool {
 pub fn marker_key(item: &str, token: &WriteToken) -> String {
     format!("~op#{item}#{}", token.as_str())
 }
+
+/// The sort key a like or reaction (by its own sort key, `crate::reaction::sort_key`) is kept
+/// under while its user is suspended.
+pub fn hidden_key(item: &str) -> String {
+    format!("{HIDDEN}{item}")
+}
+
+/// Whose items a hidden key holds, as the user indexes (`by_user`'s `user_id`, `by_reactor`'s
+/// `reactor`) see them: not the user, so that none of the user's own reads sees them.
+pub fn hidden_owner(user: &crate::ids::UserId) -> String {
+    format!("{HIDDEN}{user}")
+}
+
+/// The item a hidden key keeps out of sight (its own sort key), if it is one.
+pub fn unhidden(sort_key: &str) -> Option<&str> {
+    sort_key.strip_prefix(HIDDEN)
+}
+
+const HIDDEN: &str = "~hidden#";
 
 /// The sort key of a user's `single`-mode guard in a bucket (`likes_aws`' `single` module):
 /// every creation in that mode rewrites it, so that two cannot commit on the same read.

@@ -12,6 +12,7 @@ use crate::control::is_control;
 use crate::ids::{PostId, UserId};
 use crate::reaction::Kind;
 use crate::store::StoreError;
+pub use crate::suspend::Hidden;
 
 /// A page of a user's reactions from the by-reactor index (bucket and kind of each), and
 /// where the next page starts.
@@ -86,6 +87,44 @@ pub trait EraseStore: Send + Sync {
         &self,
         bucket: &PostBucket,
         sort_keys: Vec<String>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// One page of the user's hidden likes and reactions (`crate::suspend`), from the user
+    /// indexes under `crate::control::hidden_owner` (eventually consistent): the bucket and
+    /// kind of each. Likes first, then reactions: `from` says where the listing is.
+    fn hidden(
+        &self,
+        user: &UserId,
+        from: Option<Hidden<Self::Resume>>,
+    ) -> impl Future<Output = Result<Reactions<Hidden<Self::Resume>>, StoreError>> + Send;
+
+    /// Moves the user's like or reaction of `kind` in the bucket out of sight, in one step:
+    /// gone from its key (the stream's `REMOVE`, counted as an unlike), kept with its time
+    /// under its hidden key. Whether it moved (false: there is none).
+    fn hide(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Brings a hidden like or reaction back under its key at its own time, in one step
+    /// (counted as a like), unless the user made it again meanwhile: then the newer one stays
+    /// and the hidden copy goes. Whether it came back.
+    fn unhide(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Deletes the user's hidden like or reaction of `kind` in the bucket (a person's own
+    /// erase while suspended).
+    fn delete_hidden(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
@@ -204,6 +243,10 @@ pub async fn erase_user<S: EraseStore>(
                 }
             }
         }
+        // A suspended person's likes and reactions, out of sight, are theirs too.
+        let hidden = crate::suspend::delete_hidden(store, user).await?;
+        found += hidden;
+        deleted += hidden;
         empty = if found == 0 { empty + 1 } else { 0 };
         if empty < sweep.empty_sweeps {
             tokio::time::sleep(sweep.pause).await;

@@ -28,6 +28,7 @@ pub mod seq;
 pub mod store;
 pub mod stream_event;
 pub mod stream_record;
+pub mod suspend;
 pub mod time;
 pub mod write_token;
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, WriteRequest};
-use likes_core::erase::EraseStore;
+use likes_core::erase::{EraseStore, Hidden, Reactions};
 use likes_core::reaction::{sort_key, Held};
 use likes_core::{Kind, PostBucket, StoreError, UserId};
 
@@ -64,12 +64,13 @@ pub(super) enum Made<'a> {
 }
 
 impl DynamoLikes {
-    /// One page of `index` for `user`, of the items `made` selects: each item's bucket and
-    /// sort key, and where the next page starts.
+    /// One page of `index` for `user` (a user id, or a hidden owner:
+    /// `likes_core::control::hidden_owner`), of the items `made` selects: each item's bucket
+    /// and sort key, and where the next page starts.
     pub(super) async fn user_page(
         &self,
         index: &UserIndex,
-        user: &UserId,
+        user: &str,
         made: Made<'_>,
         from: Option<HashMap<String, AttributeValue>>,
     ) -> Result<UserPage, StoreError> {
@@ -79,7 +80,7 @@ impl DynamoLikes {
             .table_name(&self.table)
             .index_name(index.name)
             .expression_attribute_names("#u", index.user)
-            .expression_attribute_values(":u", s(user.as_str()))
+            .expression_attribute_values(":u", s(user))
             .set_exclusive_start_key(from);
         let bound = match made {
             Made::UpTo(t) => t.map(|t| ("#u = :u AND #t <= :t", t)),
@@ -128,7 +129,9 @@ impl EraseStore for DynamoLikes {
         from: Option<Self::Resume>,
     ) -> Result<(Vec<PostBucket>, Option<Self::Resume>), StoreError> {
         let made = Made::UpTo(up_to);
-        let (items, next) = self.user_page(&LIKES_BY_USER, user, made, from).await?;
+        let (items, next) = self
+            .user_page(&LIKES_BY_USER, user.as_str(), made, from)
+            .await?;
         let buckets = items.into_iter().map(|(b, _)| b).collect();
         Ok((buckets, next))
     }
@@ -173,7 +176,9 @@ impl EraseStore for DynamoLikes {
         from: Option<Self::Resume>,
     ) -> Result<(Vec<(PostBucket, Kind)>, Option<Self::Resume>), StoreError> {
         let made = Made::UpTo(up_to);
-        let (items, next) = self.user_page(&REACTIONS_BY_USER, user, made, from).await?;
+        let (items, next) = self
+            .user_page(&REACTIONS_BY_USER, user.as_str(), made, from)
+            .await?;
         let mut found = Vec::with_capacity(items.len());
         for (bucket, sk) in items {
             let kind = match Held::of(&sk) {
@@ -250,5 +255,40 @@ impl EraseStore for DynamoLikes {
     ) -> Result<(), StoreError> {
         self.delete_keys(sort_keys.into_iter().map(|k| item_key(bucket, k)))
             .await
+    }
+
+    async fn hidden(
+        &self,
+        user: &UserId,
+        from: Option<Hidden<Self::Resume>>,
+    ) -> Result<Reactions<Hidden<Self::Resume>>, StoreError> {
+        self.hidden_page(user, from).await
+    }
+
+    async fn hide(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+    ) -> Result<bool, StoreError> {
+        self.hide_item(bucket, user, kind).await
+    }
+
+    async fn unhide(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+    ) -> Result<bool, StoreError> {
+        self.unhide_item(bucket, user, kind).await
+    }
+
+    async fn delete_hidden(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+    ) -> Result<(), StoreError> {
+        self.delete_hidden_item(bucket, user, kind).await
     }
 }

@@ -11,6 +11,7 @@
 
 mod admin;
 mod erase;
+mod hide;
 mod item;
 mod reactions;
 mod read;

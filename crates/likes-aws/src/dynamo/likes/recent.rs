@@ -65,7 +65,7 @@ impl DynamoLikes {
         let mut from = None;
         loop {
             let made = Made::Since(since, cap + 1 - found.len());
-            let (items, next) = self.user_page(index, user, made, from).await?;
+            let (items, next) = self.user_page(index, user.as_str(), made, from).await?;
             found.extend(items.into_iter().map(|(b, sk)| (b.post, sk)));
             if found.len() > cap {
                 return Ok(None);

@@ -30,6 +30,9 @@ pub struct MemoryLikes {
     /// Recount fences, by bucket and sort key.
     pub(super) fences: Mutex<BTreeSet<(PostBucket, String)>>,
     pub(super) windows: SharedWindows,
+    /// Suspended users' likes and reactions out of sight (`crate::suspend`), by bucket, user
+    /// and kind (the like's included), holding their own time.
+    pub(super) hidden: Mutex<BTreeMap<(PostBucket, UserId, Kind), String>>,
 }
 
 impl MemoryLikes {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::{poisoned, MemoryLikes};
 use crate::bucket::PostBucket;
 use crate::control::{self, fence_key, is_control, Phase};
-use crate::erase::EraseStore;
+use crate::erase::{EraseStore, Hidden, Reactions};
 use crate::ids::UserId;
 use crate::reaction::{sort_key, Held, Kind};
 use crate::store::{HeldItem, LikesAdmin, StoreError, Window};
@@ -24,6 +24,9 @@ impl MemoryLikes {
             .is_some()
         {
             return Ok(true);
+        }
+        if let Some(item) = control::unhidden(sort_key) {
+            return self.remove_hidden(bucket, item);
         }
         if control::all_windows().contains(sort_key) {
             let mut windows = self.windows.lock().map_err(|_| poisoned())?;
@@ -325,6 +328,7 @@ impl EraseStore for MemoryLikes {
         );
         drop(markers);
         keys.extend(self.recount_keys(bucket)?);
+        keys.extend(self.hidden_keys(bucket)?);
         keys.sort();
         keys.truncate(PAGE);
         Ok(keys)
@@ -339,5 +343,42 @@ impl EraseStore for MemoryLikes {
             self.remove_item(bucket, &key)?;
         }
         Ok(())
+    }
+
+    async fn hidden(
+        &self,
+        user: &UserId,
+        _: Option<Hidden<Self::Resume>>,
+    ) -> Result<Reactions<Hidden<Self::Resume>>, StoreError> {
+        // One page: a test's user has few.
+        Ok((self.hidden_of(user)?, None))
+    }
+
+    async fn hide(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+    ) -> Result<bool, StoreError> {
+        self.hide_item(bucket, user, kind)
+    }
+
+    async fn unhide(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+    ) -> Result<bool, StoreError> {
+        self.unhide_item(bucket, user, kind)
+    }
+
+    async fn delete_hidden(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+    ) -> Result<(), StoreError> {
+        let item = sort_key(user, kind);
+        self.remove_hidden(bucket, &item).map(|_| ())
     }
 }

@@ -8,6 +8,7 @@
 mod counts;
 mod erasures;
 mod events;
+mod hidden;
 mod likes;
 mod likes_admin;
 mod reactions;

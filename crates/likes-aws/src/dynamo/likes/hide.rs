@@ -1,0 +1,216 @@
+//! A suspended user's likes and reactions out of sight and back (`likes_core::suspend`): each
+//! move one `TransactWriteItems` of the item and its hidden copy (`likes_core::control`), so the
+//! stream sees the item's `REMOVE` or `INSERT` and never both copies or none.
+//!
+//! The hidden copy keeps every attribute of the item (its time, its token) but those that
+//! would show it: its sort key is the hidden key, so `by_user` indexes it under the hidden owner;
+//! a reaction's `reactor` is the hidden owner too (`by_reactor`), and it has no `kind_key`
+//! (`by_kind` does not list it). `by_time` still holds a hidden like: listings skip control keys.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
+use likes_core::control::{hidden_key, hidden_owner, unhidden};
+use likes_core::erase::{Hidden, Reactions};
+use likes_core::reaction::{kind_key, sort_key, Held};
+use likes_core::{Kind, PostBucket, StoreError, UserId};
+
+use super::erase::{Made, LIKES_BY_USER, REACTIONS_BY_USER};
+use super::write::is_ccf;
+use super::{item_key, DynamoLikes};
+use crate::dynamo::classify::{build, classify, classify_read};
+use crate::dynamo::s;
+use crate::dynamo::schema::likes::{KIND_KEY, LIKED_AT, REACTED_AT, REACTOR, SK};
+
+type Item = HashMap<String, AttributeValue>;
+
+/// The attribute holding when an item of `kind` was made.
+fn made_at(kind: &Kind) -> &'static str {
+    if kind.is_like() {
+        LIKED_AT
+    } else {
+        REACTED_AT
+    }
+}
+
+impl DynamoLikes {
+    pub(super) async fn hidden_page(
+        &self,
+        user: &UserId,
+        from: Option<Hidden<Item>>,
+    ) -> Result<Reactions<Hidden<Item>>, StoreError> {
+        let owner = hidden_owner(user);
+        let (index, resume) = match from {
+            None => (&LIKES_BY_USER, None),
+            Some(Hidden::Likes(r)) => (&LIKES_BY_USER, Some(r)),
+            Some(Hidden::Reactions(r)) => (&REACTIONS_BY_USER, r),
+        };
+        let likes = std::ptr::eq(index, &LIKES_BY_USER);
+        let (items, next) = self
+            .user_page(index, &owner, Made::UpTo(None), resume)
+            .await?;
+        let mut found = Vec::with_capacity(items.len());
+        for (bucket, sk) in items {
+            let kind = unhidden(&sk).map(Held::of).and_then(|h| h.kind());
+            // A hidden key not written by this module is no one's to move.
+            let Some(Ok(kind)) = kind.map(Kind::parse) else {
+                continue;
+            };
+            found.push((bucket, kind));
+        }
+        let next = match (next, likes) {
+            (Some(r), true) => Some(Hidden::Likes(r)),
+            (None, true) => Some(Hidden::Reactions(None)),
+            (Some(r), false) => Some(Hidden::Reactions(Some(r))),
+            (None, false) => None,
+        };
+        Ok((found, next))
+    }
+
+    /// The item under `sk` in the bucket, read strongly.
+    async fn item(&self, bucket: &PostBucket, sk: &str) -> Result<Option<Item>, StoreError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(item_key(bucket, sk)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify_read)?;
+        Ok(out.item)
+    }
+
+    pub(super) async fn hide_item(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+    ) -> Result<bool, StoreError> {
+        let sk = sort_key(user, kind);
+        let Some(mut item) = self.item(bucket, &sk).await? else {
+            return Ok(false);
+        };
+        let time = made_at(kind);
+        let at = item.get(time).cloned();
+        item.insert(SK.to_owned(), s(hidden_key(&sk)));
+        if !kind.is_like() {
+            item.insert(REACTOR.to_owned(), s(hidden_owner(user)));
+            item.remove(KIND_KEY);
+        }
+        let moves = [
+            self.delete_made_at(bucket, &sk, time, at)?,
+            self.put(item, false)?,
+        ];
+        self.make_moves(moves).await
+    }
+
+    pub(super) async fn unhide_item(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+    ) -> Result<bool, StoreError> {
+        let sk = sort_key(user, kind);
+        let hidden = hidden_key(&sk);
+        let Some(mut item) = self.item(bucket, &hidden).await? else {
+            return Ok(false);
+        };
+        let time = made_at(kind);
+        let at = item.get(time).cloned();
+        item.insert(SK.to_owned(), s(sk.clone()));
+        if !kind.is_like() {
+            item.insert(REACTOR.to_owned(), s(user.as_str()));
+            item.insert(KIND_KEY.to_owned(), s(kind_key(bucket, kind)));
+        }
+        let moves = [
+            self.put(item, true)?,
+            self.delete_made_at(bucket, &hidden, time, at.clone())?,
+        ];
+        if self.make_moves(moves).await? {
+            return Ok(true);
+        }
+        // Made again meanwhile (the put's condition), or the hidden copy already moved: the
+        // visible one stands, and the hidden copy, if it is still this one, goes.
+        let gone = [self.delete_made_at(bucket, &hidden, time, at)?];
+        self.make_moves(gone).await?;
+        Ok(false)
+    }
+
+    pub(super) async fn delete_hidden_item(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+    ) -> Result<(), StoreError> {
+        self.client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(item_key(bucket, hidden_key(&sort_key(user, kind)))))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    /// A delete of the item under `sk`, on condition that it was made at `at` (the one read).
+    fn delete_made_at(
+        &self,
+        bucket: &PostBucket,
+        sk: &str,
+        time: &str,
+        at: Option<AttributeValue>,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let at = at.ok_or_else(|| StoreError::Internal(format!("stored {sk:?} has no {time}")))?;
+        let delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(item_key(bucket, sk)))
+            .condition_expression("#t = :t")
+            .expression_attribute_names("#t", time)
+            .expression_attribute_values(":t", at)
+            .build()
+            .map_err(build)?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
+    /// A put of `item`, only where nothing is (`absent`) or over whatever is.
+    fn put(&self, item: Item, absent: bool) -> Result<TransactWriteItem, StoreError> {
+        let mut put = Put::builder().table_name(&self.table).set_item(Some(item));
+        if absent {
+            put = put
+                .condition_expression("attribute_not_exists(#sk)")
+                .expression_attribute_names("#sk", SK);
+        }
+        Ok(TransactWriteItem::builder()
+            .put(put.build().map_err(build)?)
+            .build())
+    }
+
+    /// Whether the moves were made; false when a condition refused them (the item changed
+    /// since it was read: the sweep's next pass sees it as it is).
+    async fn make_moves<const N: usize>(
+        &self,
+        moves: [TransactWriteItem; N],
+    ) -> Result<bool, StoreError> {
+        let res = self
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(moves.to_vec()))
+            .send()
+            .await;
+        let err = match res {
+            Ok(_) => return Ok(true),
+            Err(e) => e,
+        };
+        if let Some(TransactWriteItemsError::TransactionCanceledException(cancel)) =
+            err.as_service_error()
+        {
+            let reasons = cancel.cancellation_reasons();
+            if reasons.iter().any(|r| is_ccf(r.code())) {
+                return Ok(false);
+            }
+        }
+        Err(classify(err))
+    }
+}
