@@ -12,12 +12,12 @@ use serde_json::Value;
 use super::Local;
 use crate::common::{http, token, wait_for_count, Emulator, Options, Stack};
 
-fn posts(n: usize) -> Vec<String> {
+pub(super) fn posts(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("post-{i:02}")).collect()
 }
 
 /// Others like and unlike `posts` at random until `stop`.
-fn background(
+pub(super) fn background(
     local: &Local,
     posts: &[String],
     tokens: &[String],

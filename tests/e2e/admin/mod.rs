@@ -12,6 +12,7 @@ mod product;
 mod reactions;
 mod recount;
 mod repairs;
+mod suspend;
 
 use std::time::{Duration, Instant};
 
