@@ -24,4 +24,5 @@ mod sample_events;
 mod single_mode;
 mod strong_reads;
 mod summary_mine;
+mod suspensions;
 mod write_path;

@@ -25,4 +25,5 @@ pub mod xray;
 
 pub use dynamo::{
     DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoMilestones, DynamoSuppression,
+    DynamoSuspensions,
 };

@@ -22,6 +22,7 @@ pub mod control;
 pub mod erase;
 pub mod erase_job;
 pub mod ids;
+pub mod moderation;
 pub mod product_event;
 pub mod reaction;
 pub mod seq;

@@ -17,9 +17,11 @@ use crate::time::{format_ts, parse_ts};
 
 pub const USER_DELETED: &str = "UserDeleted";
 pub const POST_DELETED: &str = "PostDeleted";
+pub const USER_SUSPENDED: &str = "UserSuspended";
+pub const USER_RESTORED: &str = "UserRestored";
 /// Every detail-type acted on: the bus's rule matches these (the template's
 /// `ProductEventsRule`, checked against this list by `e2e::template`).
-pub const DETAIL_TYPES: [&str; 2] = [USER_DELETED, POST_DELETED];
+pub const DETAIL_TYPES: [&str; 4] = [USER_DELETED, POST_DELETED, USER_SUSPENDED, USER_RESTORED];
 
 /// What the product decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +31,13 @@ pub enum Decision {
     UserDeleted { user: UserId, at: String },
     /// The post is gone: every like and reaction of it.
     PostDeleted { post: PostId, at: String },
+    /// The user is suspended (`suspended`) or restored as of `at`: their likes and reactions
+    /// out of sight or back (`crate::suspend`), the latest `at` winning (`crate::moderation`).
+    Moderated {
+        user: UserId,
+        suspended: bool,
+        at: String,
+    },
 }
 
 /// One event off the bus.
@@ -88,13 +97,19 @@ fn event(value: Value) -> Result<ProductEvent, Malformed> {
         why,
     };
     let decision = match detail_type.as_str() {
-        USER_DELETED => {
+        USER_DELETED | USER_SUSPENDED | USER_RESTORED => {
             let d: UserDetail =
                 serde_json::from_value(envelope.detail).map_err(|e| wrong(e.to_string()))?;
-            Decision::UserDeleted {
-                user: UserId::parse_field("user_id", &d.user_id)
-                    .map_err(|e| wrong(e.to_string()))?,
-                at: instant(&d.at).map_err(wrong)?,
+            let user =
+                UserId::parse_field("user_id", &d.user_id).map_err(|e| wrong(e.to_string()))?;
+            let at = instant(&d.at).map_err(wrong)?;
+            match detail_type.as_str() {
+                USER_DELETED => Decision::UserDeleted { user, at },
+                kind => Decision::Moderated {
+                    user,
+                    suspended: kind == USER_SUSPENDED,
+                    at,
+                },
             }
         }
         POST_DELETED => {

@@ -22,6 +22,7 @@ use likes_core::erase_job::{EraseJob, EraseQueue, ErasureRequests, MAX_DELAY};
 use likes_core::time::{now_ts, parse_ts};
 use tokio::time::Instant;
 
+mod moderate;
 mod product;
 
 /// Time kept back from the invocation's deadline to answer before Lambda stops the function.
@@ -48,6 +49,9 @@ pub struct Worker<S> {
     /// Where a malformed product event goes, unchanged (the dead-letter queue, whose alarm
     /// shows it). Without it, such an event is retried until the redrive moves it there.
     pub rejects: Option<Arc<dyn EraseQueue>>,
+    /// The users' moderation state (`likes_core::moderation`), for the product's
+    /// `UserSuspended` and `UserRestored`. Without it, those are retried.
+    pub suspensions: Option<Arc<dyn likes_core::moderation::Suspensions>>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -61,6 +65,10 @@ pub enum Outcome {
     Retry(String),
     /// A product event this service cannot act on: on the failure queue, nothing changed.
     Rejected(String),
+    /// A suspension or restore applied: this many likes and reactions moved.
+    Moderated(usize),
+    /// A decision older than the one recorded: nothing to do.
+    Superseded,
 }
 
 /// When a deleted account's last sweep is due: its deletion plus the longest token lifetime.

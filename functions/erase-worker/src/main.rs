@@ -10,8 +10,9 @@ use erase_worker::Worker;
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use likes_aws::env::FunctionEnv;
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
-use likes_aws::{lambda, sdk, DynamoErasureRequests, DynamoLikes};
+use likes_aws::{lambda, sdk, DynamoErasureRequests, DynamoLikes, DynamoSuspensions};
 use likes_core::erase_job::{EraseQueue, ErasureRequests};
+use likes_core::moderation::Suspensions;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -23,8 +24,12 @@ async fn main() -> Result<(), Error> {
     let requeue = env.erase_queue_url.map(queue);
     let rejects = env.erase_failure_queue_url.map(queue);
     let dynamo = sdk::dynamo(&conf, env.xray);
-    let erasures = env.erase_requests_table.map(|table| {
+    let erasures = env.erase_requests_table.as_ref().map(|table| {
         Arc::new(DynamoErasureRequests::new(dynamo.clone(), table)) as Arc<dyn ErasureRequests>
+    });
+    // The users' moderation state shares the pending-erasures table.
+    let suspensions = env.erase_requests_table.map(|table| {
+        Arc::new(DynamoSuspensions::new(dynamo.clone(), table)) as Arc<dyn Suspensions>
     });
     let worker = Worker {
         likes: DynamoLikes::new(dynamo, env.tables.likes),
@@ -35,6 +40,7 @@ async fn main() -> Result<(), Error> {
         erasures,
         token_lifetime: env.max_token_lifetime,
         rejects,
+        suspensions,
     };
     let worker = &worker;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {

@@ -66,6 +66,11 @@ impl<S: EraseStore> Worker<S> {
             Decision::PostDeleted { post, at } => {
                 self.post_deleted(&post, &at, body, deadline).await
             }
+            Decision::Moderated {
+                user,
+                suspended,
+                at,
+            } => self.moderated(&user, suspended, &at, deadline).await,
         }
     }
 

@@ -50,6 +50,15 @@ impl ApiError {
         Self::new(404, "not_found", format!("no route for {shown:?}"))
     }
 
+    /// The caller is suspended (the product's `UserSuspended`): their writes change nothing.
+    pub fn suspended() -> Self {
+        Self::new(
+            403,
+            "suspended",
+            "this account is suspended: its likes and reactions cannot change",
+        )
+    }
+
     /// A deployment without an erase queue (the template always has one).
     pub fn erase_unconfigured() -> Self {
         Self::new(

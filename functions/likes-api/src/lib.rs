@@ -20,6 +20,7 @@ mod reactions;
 pub mod request;
 pub mod routes;
 mod summary;
+pub mod suspended;
 
 use std::sync::Arc;
 
@@ -65,6 +66,8 @@ pub struct App<L, C> {
     pub reactions: Reactions,
     /// How a summary reads what the caller holds: strongly unless given (`with_summary_mine`).
     pub summary_mine: SummaryMine,
+    /// Refuses a suspended user's writes; nobody is refused unless given (`with_suspensions`).
+    pub suspended: Option<suspended::Gate>,
 }
 
 /// A JSON answer no cache may keep (`no-store`): the caller's own data, a write's result, an
@@ -162,6 +165,7 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             liker_ids: LikerIds::Raw,
             reactions: Reactions::default(),
             summary_mine: SummaryMine::Strong,
+            suspended: None,
         }
     }
 
@@ -192,6 +196,11 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
 
     pub fn with_erasure_requests(mut self, erasures: Arc<dyn ErasureRequests>) -> Self {
         self.erasures = Some(erasures);
+        self
+    }
+
+    pub fn with_suspensions(mut self, store: Arc<dyn likes_core::moderation::Suspensions>) -> Self {
+        self.suspended = Some(suspended::Gate::new(store));
         self
     }
 
@@ -261,6 +270,11 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             | Route::Unreact(post, _) => Some(post.clone()),
             _ => None,
         };
+        if let (Some(_), Some(gate)) = (&written, &self.suspended) {
+            if gate.refuses(&me).await? {
+                return Err(ApiError::suspended().into());
+            }
+        }
         // This environment's own feeds see the post's new count once counted: marked as the
         // write starts (a read meanwhile may miss it) and again as it ends (it may have taken
         // its retries, and the aggregator's lag starts only then).

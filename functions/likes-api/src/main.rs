@@ -10,7 +10,7 @@ use likes_api::liker_ids::LikerIds;
 use likes_api::{App, Auth, CountCache};
 use likes_aws::env::{AuthBy, FunctionEnv, LikerIdsSetting};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
-use likes_aws::{lambda, sdk, DynamoCounts, DynamoErasureRequests, DynamoLikes};
+use likes_aws::{lambda, sdk, DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoSuspensions};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
@@ -51,6 +51,8 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         app = app.with_erase_queue(Arc::new(queue));
     }
     if let Some(table) = env.erase_requests_table {
+        // The users' moderation state shares the pending-erasures table.
+        app = app.with_suspensions(Arc::new(DynamoSuspensions::new(client.clone(), &table)));
         app = app.with_erasure_requests(Arc::new(DynamoErasureRequests::new(client, table)));
     }
     let app = Arc::new(app);

@@ -130,11 +130,15 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             erase_queue.clone(),
         ))),
         erasures: Some(Arc::new(DynamoErasureRequests::new(
-            worker_dynamo,
+            worker_dynamo.clone(),
             &settings.erase_requests_table,
         ))),
         token_lifetime: settings.max_token_lifetime,
         rejects: Some(Arc::new(SqsEraseQueue::new(worker_sqs.clone(), erase_dlq))),
+        suspensions: Some(Arc::new(likes_aws::DynamoSuspensions::new(
+            worker_dynamo,
+            &settings.erase_requests_table,
+        ))),
     };
     let _ = std::fs::create_dir_all(&settings.state_dir);
     let checkpoints = Checkpoints::load(Some(settings.state_dir.join("mapping-checkpoints.json")));
@@ -238,13 +242,17 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     let mut app = likes_api::App::with_cache(
         DynamoLikes::new(api_dynamo.clone(), &settings.likes_table)
             .with_markers(Some(&settings.markers_table)),
-        DynamoCounts::new(api_dynamo, &settings.counts_table),
+        DynamoCounts::new(api_dynamo.clone(), &settings.counts_table),
         likes_api::CountCache::new(settings.tuning.count_cache)
             .with_feed_age(settings.tuning.summary_counts),
     )
     .with_summary_mine(settings.tuning.summary_mine)
     .with_erase_queue(jobs)
     .with_erasure_requests(erasures)
+    .with_suspensions(Arc::new(likes_aws::DynamoSuspensions::new(
+        api_dynamo,
+        &settings.erase_requests_table,
+    )))
     .with_limits(settings.limits)
     .with_reactions(settings.reactions.clone())
     .with_liker_ids(liker_ids);

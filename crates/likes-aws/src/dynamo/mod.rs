@@ -13,6 +13,7 @@ pub mod likes;
 pub mod milestones;
 pub mod schema;
 pub mod suppression;
+pub mod suspensions;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -21,6 +22,7 @@ pub use erasures::DynamoErasureRequests;
 pub use likes::DynamoLikes;
 pub use milestones::DynamoMilestones;
 pub use suppression::DynamoSuppression;
+pub use suspensions::DynamoSuspensions;
 
 fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())

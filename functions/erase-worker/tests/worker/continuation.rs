@@ -33,6 +33,7 @@ fn worker(t: &Tables, queue: &Arc<RecordedQueue>) -> Worker<DynamoLikes> {
         erasures: None,
         token_lifetime: Duration::from_secs(3600),
         rejects: None,
+        suspensions: None,
     }
 }
 

@@ -29,6 +29,7 @@ fn worker(
         erasures: None,
         token_lifetime: Duration::from_secs(3600),
         rejects: Some(Arc::clone(rejects) as Arc<dyn EraseQueue>),
+        suspensions: None,
     }
 }
 

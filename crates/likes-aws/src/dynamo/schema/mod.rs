@@ -192,6 +192,14 @@ pub mod erase_requests {
     pub const REQUESTED_AT: &str = "requested_at";
     /// When the job's message was last sent to the erase queue.
     pub const SENT_AT: &str = "sent_at";
+    /// A user's moderation state shares the table under `suspension#<user>` (no user id holds a
+    /// `#`): suspended or not, as of when (`dynamo::suspensions`).
+    pub const SUSPENSION_PREFIX: &str = "suspension#";
+    pub const SUSPENDED: &str = "suspended";
+    pub const DECIDED_AT: &str = "decided_at";
+    /// How many users are suspended: the item `suspension#~count`, attribute `n`.
+    pub const SUSPENDED_COUNT_KEY: &str = "suspension#~count";
+    pub const COUNT: &str = "n";
 }
 
 pub const LIKES: TableDef = TableDef {

@@ -11,6 +11,7 @@ mod events;
 mod hidden;
 mod likes;
 mod likes_admin;
+mod moderation;
 mod reactions;
 
 use std::collections::BTreeMap;
@@ -23,6 +24,7 @@ pub use counts::MemoryCounts;
 pub use erasures::MemoryErasureRequests;
 pub use events::{BusFaults, MemoryBus, MemoryMilestones, MemorySuppression};
 pub use likes::MemoryLikes;
+pub use moderation::MemorySuspensions;
 
 fn poisoned() -> StoreError {
     StoreError::Internal("a test store's lock was poisoned".into())

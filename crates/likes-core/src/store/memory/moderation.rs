@@ -1,0 +1,43 @@
+//! The users' moderation state in memory, recorded as the DynamoDB store records it.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::poisoned;
+use crate::erase_job::Call;
+use crate::ids::UserId;
+use crate::moderation::{compare, Decided, Suspensions};
+
+#[derive(Debug, Default)]
+pub struct MemorySuspensions {
+    /// Each user's last decision: suspended, as of when.
+    users: Mutex<HashMap<UserId, (bool, String)>>,
+}
+
+impl Suspensions for MemorySuspensions {
+    fn decide<'a>(&'a self, user: &'a UserId, suspended: bool, at: &'a str) -> Call<'a, Decided> {
+        Box::pin(async move {
+            let mut users = self.users.lock().map_err(|_| poisoned())?;
+            let recorded = users.get(user).map(|(s, t)| (*s, t.as_str()));
+            let decided = compare(recorded, suspended, at);
+            if matches!(decided, Decided::Newer { .. }) {
+                users.insert(user.clone(), (suspended, at.to_owned()));
+            }
+            Ok(decided)
+        })
+    }
+
+    fn is_suspended<'a>(&'a self, user: &'a UserId) -> Call<'a, bool> {
+        Box::pin(async move {
+            let users = self.users.lock().map_err(|_| poisoned())?;
+            Ok(users.get(user).is_some_and(|(s, _)| *s))
+        })
+    }
+
+    fn suspended_count(&self) -> Call<'_, i64> {
+        Box::pin(async move {
+            let users = self.users.lock().map_err(|_| poisoned())?;
+            Ok(users.values().filter(|(s, _)| *s).count() as i64)
+        })
+    }
+}
