@@ -5,7 +5,8 @@
 //! in `single` mode, events `notifications`, `all` and `none`, caller limits on and off. Each
 //! configuration's stack takes the same tour: likes and unlikes, plain and named (with their
 //! retries and a named no-op), reads of every route, reactions, a person's own erase through
-//! the worker, the product's decisions on its bus (a deleted post, a malformed event), and
+//! the worker, the product's decisions on its bus (a deleted post, a malformed event, a
+//! suspension), and
 //! every `likes-admin` command as the operators' policy.
 //!
 //! What no code of ours calls, but AWS does on the role's behalf or an operator does by hand,
@@ -223,6 +224,20 @@ fn tour(local: &Local, setup: &Setup) -> Value {
         "sqs:SendMessage",
         "likes-erase-dlq",
     );
+    // A suspension: the decision recorded, the user's likes (role-a still likes p5) read and
+    // moved out of sight.
+    local.put_product_event(
+        "UserSuspended",
+        &json!({"user_id": "auth0|role-a", "at": likes_core::time::now_ts()}),
+    );
+    for (action, suffix) in [
+        ("dynamodb:PutItem", "table/erase-requests"),
+        ("dynamodb:GetItem", "table/erase-requests"),
+        ("dynamodb:GetItem", "table/likes"),
+        ("dynamodb:PutItem", "table/likes"),
+    ] {
+        wait_for_call(local, "EraseWorkerFunction", action, suffix);
+    }
     wait_for_call(
         local,
         "EraseWorkerFunction",

@@ -126,8 +126,9 @@ impl<S: EraseStore> EraseStore for LaggingIndex<'_, S> {
         b: &PostBucket,
         user: &UserId,
         kind: &Kind,
+        up_to: Option<&str>,
     ) -> Result<(), StoreError> {
-        self.store.delete_hidden(b, user, kind).await
+        self.store.delete_hidden(b, user, kind, up_to).await
     }
 }
 

@@ -119,12 +119,13 @@ pub trait EraseStore: Send + Sync {
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Deletes the user's hidden like or reaction of `kind` in the bucket (a person's own
-    /// erase while suspended).
+    /// erase while suspended), if it was made at or before `up_to` when given.
     fn delete_hidden(
         &self,
         bucket: &PostBucket,
         user: &UserId,
         kind: &Kind,
+        up_to: Option<&str>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
@@ -244,7 +245,7 @@ pub async fn erase_user<S: EraseStore>(
             }
         }
         // A suspended person's likes and reactions, out of sight, are theirs too.
-        let hidden = crate::suspend::delete_hidden(store, user).await?;
+        let hidden = crate::suspend::delete_hidden(store, user, sweep.before).await?;
         found += hidden;
         deleted += hidden;
         empty = if found == 0 { empty + 1 } else { 0 };

@@ -109,12 +109,17 @@ pub async fn unhide_user<S: EraseStore>(
     Ok(back)
 }
 
-/// Deletes whatever of the user's is hidden (a person's own erase while suspended); how many
-/// the listing showed.
-pub async fn delete_hidden<S: EraseStore>(store: &S, user: &UserId) -> Result<usize, StoreError> {
+/// Deletes what of the user's is hidden (a person's own erase while suspended), made at or
+/// before `up_to` when given; how many the listing showed (a stale entry's delete does
+/// nothing, as an erase's).
+pub async fn delete_hidden<S: EraseStore>(
+    store: &S,
+    user: &UserId,
+    up_to: Option<&str>,
+) -> Result<usize, StoreError> {
     let (found, _) = for_each_hidden(store, user, |bucket, kind| async move {
         store
-            .delete_hidden(&bucket, user, &kind)
+            .delete_hidden(&bucket, user, &kind, up_to)
             .await
             .map(|()| true)
     })
@@ -254,6 +259,40 @@ mod tests {
             reactions,
             vec![(PostBucket::for_like(&posts[0], &user), love)]
         );
+    }
+
+    /// An unlike that finds its like out of sight (it raced the suspension, or came while the
+    /// restore ran) drops the hidden copy: the restore does not bring back what was removed.
+    #[tokio::test]
+    async fn an_unlike_of_a_hidden_like_is_not_undone_by_the_restore() {
+        let store = MemoryLikes::default();
+        let user = UserId::new_random();
+        let (kept, removed) = (PostId::new_random(), PostId::new_random());
+        for post in [&kept, &removed] {
+            store
+                .like(
+                    post,
+                    &user,
+                    "2026-12-07T10:00:00.000Z",
+                    &WriteToken::random(),
+                )
+                .await
+                .expect("liked");
+        }
+        hide_user(&store, &user, &sweep()).await.expect("hidden");
+        let changed = store
+            .unlike(&removed, &user, &WriteToken::random())
+            .await
+            .expect("unliked");
+        assert!(!changed, "nothing visible to remove");
+        assert_eq!(
+            unhide_user(&store, &user, &sweep())
+                .await
+                .expect("restored"),
+            1
+        );
+        assert_eq!(store.liked_at(&removed, &user).await.expect("read"), None);
+        assert!(store.liked_at(&kept, &user).await.expect("read").is_some());
     }
 
     /// A person's own erase while suspended takes their hidden likes too.

@@ -288,7 +288,8 @@ impl EraseStore for DynamoLikes {
         bucket: &PostBucket,
         user: &UserId,
         kind: &Kind,
+        up_to: Option<&str>,
     ) -> Result<(), StoreError> {
-        self.delete_hidden_item(bucket, user, kind).await
+        self.delete_hidden_item(bucket, user, kind, up_to).await
     }
 }

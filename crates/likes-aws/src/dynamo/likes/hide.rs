@@ -17,11 +17,12 @@ use likes_core::reaction::{kind_key, sort_key, Held};
 use likes_core::{Kind, PostBucket, StoreError, UserId};
 
 use super::erase::{Made, LIKES_BY_USER, REACTIONS_BY_USER};
+use super::item::Request;
 use super::write::is_ccf;
 use super::{item_key, DynamoLikes};
 use crate::dynamo::classify::{build, classify, classify_read};
 use crate::dynamo::s;
-use crate::dynamo::schema::likes::{KIND_KEY, LIKED_AT, REACTED_AT, REACTOR, SK};
+use crate::dynamo::schema::likes::{KIND_KEY, LIKED_AT, REACTED_AT, REACTOR, SK, TOKEN};
 
 type Item = HashMap<String, AttributeValue>;
 
@@ -41,12 +42,16 @@ impl DynamoLikes {
         from: Option<Hidden<Item>>,
     ) -> Result<Reactions<Hidden<Item>>, StoreError> {
         let owner = hidden_owner(user);
-        let (index, resume) = match from {
-            None => (&LIKES_BY_USER, None),
-            Some(Hidden::Likes(r)) => (&LIKES_BY_USER, Some(r)),
-            Some(Hidden::Reactions(r)) => (&REACTIONS_BY_USER, r),
+        let (likes, resume) = match from {
+            None => (true, None),
+            Some(Hidden::Likes(r)) => (true, Some(r)),
+            Some(Hidden::Reactions(r)) => (false, r),
         };
-        let likes = std::ptr::eq(index, &LIKES_BY_USER);
+        let index = if likes {
+            &LIKES_BY_USER
+        } else {
+            &REACTIONS_BY_USER
+        };
         let (items, next) = self
             .user_page(index, &owner, Made::UpTo(None), resume)
             .await?;
@@ -94,13 +99,14 @@ impl DynamoLikes {
         };
         let time = made_at(kind);
         let at = item.get(time).cloned();
+        let tok = item.get(TOKEN).cloned();
         item.insert(SK.to_owned(), s(hidden_key(&sk)));
         if !kind.is_like() {
             item.insert(REACTOR.to_owned(), s(hidden_owner(user)));
             item.remove(KIND_KEY);
         }
         let moves = [
-            self.delete_made_at(bucket, &sk, time, at)?,
+            self.delete_as_read(bucket, &sk, time, at, tok)?,
             self.put(item, false)?,
         ];
         self.make_moves(moves).await
@@ -119,6 +125,7 @@ impl DynamoLikes {
         };
         let time = made_at(kind);
         let at = item.get(time).cloned();
+        let tok = item.get(TOKEN).cloned();
         item.insert(SK.to_owned(), s(sk.clone()));
         if !kind.is_like() {
             item.insert(REACTOR.to_owned(), s(user.as_str()));
@@ -126,52 +133,79 @@ impl DynamoLikes {
         }
         let moves = [
             self.put(item, true)?,
-            self.delete_made_at(bucket, &hidden, time, at.clone())?,
+            self.delete_as_read(bucket, &hidden, time, at.clone(), tok.clone())?,
         ];
         if self.make_moves(moves).await? {
             return Ok(true);
         }
         // Made again meanwhile (the put's condition), or the hidden copy already moved: the
         // visible one stands, and the hidden copy, if it is still this one, goes.
-        let gone = [self.delete_made_at(bucket, &hidden, time, at)?];
+        let gone = [self.delete_as_read(bucket, &hidden, time, at, tok)?];
         self.make_moves(gone).await?;
         Ok(false)
     }
 
+    /// Drops the hidden copy of what `r` removes: an unlike or unreaction that found nothing
+    /// visible (a suspension holds it) must not see it back on the restore.
+    pub(super) async fn forget_hidden(&self, r: &Request<'_>) -> Result<(), StoreError> {
+        let bucket = PostBucket::for_like(r.post, r.user);
+        self.delete_hidden_item(&bucket, r.user, r.kind, None).await
+    }
+
+    /// Deletes the hidden copy, if made at or before `up_to` when given (an erase's time).
     pub(super) async fn delete_hidden_item(
         &self,
         bucket: &PostBucket,
         user: &UserId,
         kind: &Kind,
+        up_to: Option<&str>,
     ) -> Result<(), StoreError> {
-        self.client
+        let mut delete = self
+            .client
             .delete_item()
             .table_name(&self.table)
-            .set_key(Some(item_key(bucket, hidden_key(&sort_key(user, kind)))))
-            .send()
-            .await
-            .map_err(classify)?;
-        Ok(())
+            .set_key(Some(item_key(bucket, hidden_key(&sort_key(user, kind)))));
+        if let Some(t) = up_to {
+            delete = delete
+                .condition_expression("#t <= :t")
+                .expression_attribute_names("#t", made_at(kind))
+                .expression_attribute_values(":t", s(t));
+        }
+        match delete.send().await {
+            Ok(_) => Ok(()),
+            Err(e) if crate::dynamo::failed_condition(&e) => Ok(()),
+            Err(e) => Err(classify(e)),
+        }
     }
 
-    /// A delete of the item under `sk`, on condition that it was made at `at` (the one read).
-    fn delete_made_at(
+    /// A delete of the item under `sk`, on condition that it is the one read: made at `at`,
+    /// by the request of token `tok` (two made in one millisecond differ by it).
+    fn delete_as_read(
         &self,
         bucket: &PostBucket,
         sk: &str,
         time: &str,
         at: Option<AttributeValue>,
+        tok: Option<AttributeValue>,
     ) -> Result<TransactWriteItem, StoreError> {
         let at = at.ok_or_else(|| StoreError::Internal(format!("stored {sk:?} has no {time}")))?;
-        let delete = Delete::builder()
+        let mut delete = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(item_key(bucket, sk)))
-            .condition_expression("#t = :t")
             .expression_attribute_names("#t", time)
-            .expression_attribute_values(":t", at)
-            .build()
-            .map_err(build)?;
-        Ok(TransactWriteItem::builder().delete(delete).build())
+            .expression_attribute_values(":t", at);
+        delete = match tok {
+            Some(tok) => delete
+                .condition_expression("#t = :t AND #k = :k")
+                .expression_attribute_names("#k", TOKEN)
+                .expression_attribute_values(":k", tok),
+            None => delete
+                .condition_expression("#t = :t AND attribute_not_exists(#k)")
+                .expression_attribute_names("#k", TOKEN),
+        };
+        Ok(TransactWriteItem::builder()
+            .delete(delete.build().map_err(build)?)
+            .build())
     }
 
     /// A put of `item`, only where nothing is (`absent`) or over whatever is.
@@ -206,8 +240,12 @@ impl DynamoLikes {
         if let Some(TransactWriteItemsError::TransactionCanceledException(cancel)) =
             err.as_service_error()
         {
-            let reasons = cancel.cancellation_reasons();
-            if reasons.iter().any(|r| is_ccf(r.code())) {
+            // The item changed since it was read, or another transaction holds it: not moved
+            // this pass; the sweep's next pass sees it as it is.
+            let busy = |c: Option<&str>| {
+                is_ccf(c) || matches!(c, Some("TransactionConflict" | "TransactionInProgress"))
+            };
+            if cancel.cancellation_reasons().iter().any(|r| busy(r.code())) {
                 return Ok(false);
             }
         }

@@ -191,6 +191,16 @@ impl DynamoLikes {
     }
 
     pub(super) async fn write_unlike(&self, r: &Request<'_>) -> Result<bool, StoreError> {
+        let changed = self.remove(r).await?;
+        if !changed {
+            // Nothing visible to remove: a suspension may hold it out of sight, and a restore
+            // would bring back what the user removed. One more delete, on this path only.
+            self.forget_hidden(r).await?;
+        }
+        Ok(changed)
+    }
+
+    async fn remove(&self, r: &Request<'_>) -> Result<bool, StoreError> {
         if r.token.is_keyed() {
             return self.keyed(Op::Unlike, r, "").await;
         }

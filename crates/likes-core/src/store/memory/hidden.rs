@@ -96,6 +96,25 @@ impl MemoryLikes {
         Ok(hidden.remove(&(bucket.clone(), user, kind)).is_some())
     }
 
+    /// Removes the user's hidden item of `kind`, if made at or before `up_to` when given.
+    pub(super) fn remove_hidden_made_by(
+        &self,
+        bucket: &PostBucket,
+        user: &UserId,
+        kind: &Kind,
+        up_to: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let mut hidden = self.hidden.lock().map_err(|_| poisoned())?;
+        let key = (bucket.clone(), user.clone(), kind.clone());
+        if hidden
+            .get(&key)
+            .is_some_and(|t| up_to.is_none_or(|up| t.as_str() <= up))
+        {
+            hidden.remove(&key);
+        }
+        Ok(())
+    }
+
     /// The bucket's hidden keys.
     pub(super) fn hidden_keys(&self, bucket: &PostBucket) -> Result<Vec<String>, StoreError> {
         let hidden = self.hidden.lock().map_err(|_| poisoned())?;

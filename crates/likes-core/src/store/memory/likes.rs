@@ -59,11 +59,18 @@ impl MemoryLikes {
                 };
             }
         }
+        // Locks in one order everywhere: markers, hidden, items (`hidden`).
+        let mut hidden = self.hidden.lock().map_err(|_| poisoned())?;
         let mut items = self.items.lock().map_err(|_| poisoned())?;
         let changed = match liked {
             Some(at) if !items.contains_key(&key) => items.insert(key, at.to_owned()).is_none(),
             Some(_) => false,
-            None => items.remove(&key).is_some(),
+            None => {
+                // An unlike also drops a hidden copy (a suspension's), which a restore would
+                // otherwise bring back.
+                hidden.remove(&(key.0.clone(), user.clone(), Kind::like()));
+                items.remove(&key).is_some()
+            }
         };
         if token.is_keyed() {
             markers.insert(marker, (like, changed));

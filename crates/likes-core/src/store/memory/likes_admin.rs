@@ -377,8 +377,8 @@ impl EraseStore for MemoryLikes {
         bucket: &PostBucket,
         user: &UserId,
         kind: &Kind,
+        up_to: Option<&str>,
     ) -> Result<(), StoreError> {
-        let item = sort_key(user, kind);
-        self.remove_hidden(bucket, &item).map(|_| ())
+        self.remove_hidden_made_by(bucket, user, kind, up_to)
     }
 }

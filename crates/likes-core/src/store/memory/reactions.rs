@@ -50,6 +50,7 @@ impl MemoryLikes {
                 };
             }
         }
+        let mut hidden = self.hidden.lock().map_err(|_| poisoned())?;
         let mut reactions = self.reactions.lock().map_err(|_| poisoned())?;
         let key = (bucket, user.clone(), kind.clone());
         let changed = match at {
@@ -57,7 +58,11 @@ impl MemoryLikes {
                 reactions.insert(key, at.to_owned()).is_none()
             }
             Some(_) => false,
-            None => reactions.remove(&key).is_some(),
+            None => {
+                // As an unlike: a suspension's hidden copy goes too.
+                hidden.remove(&key);
+                reactions.remove(&key).is_some()
+            }
         };
         if token.is_keyed() {
             markers.insert(marker, (put, changed));
