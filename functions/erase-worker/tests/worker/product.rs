@@ -226,6 +226,26 @@ fn the_schemas_accept_what_the_worker_acts_on_and_refuse_the_malformed() {
             .expect("a valid schema")
     };
     let (user, post) = (schema("user-deleted.json"), schema("post-deleted.json"));
+    let moderated = schema("user-suspended.json");
+    for detail_type in [
+        likes_core::product_event::USER_SUSPENDED,
+        likes_core::product_event::USER_RESTORED,
+    ] {
+        let detail = json!({"user_id": "auth0|u-1", "at": "2026-12-07T11:00:00Z"});
+        assert!(moderated.is_valid(&detail));
+        let body = event("e", detail_type, detail);
+        assert!(matches!(
+            likes_core::product_event::read(&body),
+            Some(Ok(_))
+        ));
+        let bad = json!({"user_id": "auth0|u-1", "at": "later"});
+        assert!(!moderated.is_valid(&bad));
+        let body = event("e", detail_type, bad);
+        assert!(matches!(
+            likes_core::product_event::read(&body),
+            Some(Err(_))
+        ));
+    }
     let at = "2026-12-07T11:00:00+01:00";
     for (schema, detail_type, detail) in [
         (
