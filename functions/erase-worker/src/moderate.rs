@@ -85,7 +85,11 @@ impl<S: EraseStore> Worker<S> {
                     _ => Duration::ZERO,
                 };
                 tokio::time::sleep_until(recorded + settle).await;
-                moved += hide_user(&self.likes, user, &sweep).await?;
+                // Restored while this run waited: no second sweep out of sight; the next round
+                // brings back what the first moved.
+                if suspensions.is_suspended(user).await? {
+                    moved += hide_user(&self.likes, user, &sweep).await?;
+                }
             } else {
                 moved += unhide_user(&self.likes, user, &sweep).await?;
             }

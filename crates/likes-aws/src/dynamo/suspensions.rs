@@ -4,6 +4,8 @@
 //! the user's item is still as it was read, together with the count's change when the state
 //! flips: one transaction, so the count never drifts from the items.
 
+use std::time::Duration;
+
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 use aws_sdk_dynamodb::Client;
@@ -18,8 +20,9 @@ use super::schema::erase_requests::{
     COUNT, DECIDED_AT, PK, SUSPENDED, SUSPENDED_COUNT_KEY, SUSPENSION_PREFIX,
 };
 
-/// Attempts at recording a decision while other decisions of the user race it.
-const ATTEMPTS: usize = 5;
+/// Attempts at recording a decision while other decisions race it (the user's, or others'
+/// on the count).
+const ATTEMPTS: usize = 10;
 
 #[derive(Clone, Debug)]
 pub struct DynamoSuspensions {
@@ -110,19 +113,26 @@ impl DynamoSuspensions {
             .set_transact_items(Some(moves))
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(e) => match e.as_service_error() {
-                Some(TransactWriteItemsError::TransactionCanceledException(c))
-                    if c.cancellation_reasons()
-                        .iter()
-                        .any(|r| r.code() == Some("ConditionalCheckFailed")) =>
-                {
-                    Ok(false)
-                }
-                _ => Err(classify(e)),
-            },
+        let err = match res {
+            Ok(_) => return Ok(true),
+            Err(e) => e,
+        };
+        if let Some(TransactWriteItemsError::TransactionCanceledException(c)) =
+            err.as_service_error()
+        {
+            let codes: Vec<Option<&str>> =
+                c.cancellation_reasons().iter().map(|r| r.code()).collect();
+            if codes.contains(&Some("ConditionalCheckFailed")) {
+                return Ok(false);
+            }
+            // Another user's decision updating the count at the same moment (many suspended
+            // at once): wait a little and compare again.
+            if codes.contains(&Some("TransactionConflict")) {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                return Ok(false);
+            }
         }
+        Err(classify(err))
     }
 }
 
@@ -154,7 +164,8 @@ impl Suspensions for DynamoSuspensions {
 
     fn suspended_count(&self) -> Call<'_, i64> {
         Box::pin(async move {
-            let item = self.get(SUSPENDED_COUNT_KEY, false).await?;
+            // Strongly: the gate's bound (GATE_TTL) must not wait on a trailing copy too.
+            let item = self.get(SUSPENDED_COUNT_KEY, true).await?;
             let n = item
                 .as_ref()
                 .and_then(|i| i.get(COUNT))
