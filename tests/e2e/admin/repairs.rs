@@ -2,7 +2,7 @@
 //! command line: each test failed on the tools as they were, and must pass now. The property
 //! throughout: a command never reports success while leaving a count wrong.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -103,14 +103,16 @@ fn backfill_brings_a_post_with_no_likes_left_to_zero() {
     local.wait_exact("kept", Duration::from_secs(5));
 }
 
-/// Toggles likes of `post` by `users` until `stop`: the traffic a repair must survive.
-fn toggle(local: &Local, post: &str, users: &[String], stop: &AtomicBool) {
+/// Toggles likes of `post` by `users` until `stop`, counting its requests in `sent`: the
+/// traffic a repair must survive.
+fn toggle(local: &Local, post: &str, users: &[String], stop: &AtomicBool, sent: &AtomicUsize) {
     let mut on = vec![false; users.len()];
     let mut i = 0;
     while !stop.load(Ordering::Relaxed) {
         let u = i % users.len();
         on[u] = !on[u];
         like(local, post, &users[u], on[u]);
+        sent.fetch_add(1, Ordering::Relaxed);
         i += 1;
     }
 }
@@ -151,8 +153,15 @@ fn recount_meddled(
     local.wait_exact(post, Duration::from_secs(60));
     let stop = AtomicBool::new(false);
     let done = AtomicBool::new(false);
+    let sent = AtomicUsize::new(0);
     let (recount, meddled) = std::thread::scope(|s| {
-        s.spawn(|| toggle(local, post, &users[3..], &stop));
+        s.spawn(|| toggle(local, post, &users[3..], &stop, &sent));
+        // The traffic under way before the recount starts: on a loaded machine a recount could
+        // otherwise finish before any change lands in its window, and nothing would be meddled.
+        let started = Instant::now() + Duration::from_secs(30);
+        while sent.load(Ordering::Relaxed) < 3 && Instant::now() < started {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let recount = s.spawn(|| {
             let r = local.admin(&["--fence-wait-secs", "60", "recount", "--post", post]);
             done.store(true, Ordering::Relaxed);
