@@ -8,7 +8,8 @@ use std::sync::Arc;
 use likes_core::erase::EraseStore;
 use likes_core::store::memory::MemoryLikes;
 use likes_core::{
-    Kind, Kinds, LikesAdmin, PostBucket, PostId, Reacted, ReactionsStore, UserId, WriteToken,
+    Kind, Kinds, LikesAdmin, PostBucket, PostId, Reacted, ReactionsStore, StoreError, UserId,
+    WriteToken,
 };
 use likes_harness::{eventually, Tables};
 
@@ -209,15 +210,24 @@ async fn concurrent_replacements_leave_one<S: ReactionsStore + 'static>(store: A
             store.react_only(&post, &me, &k, AT, &fresh()).await
         }));
     }
-    let mut changed = 0;
+    let (mut changed, mut gave_up) = (0, 0);
     for t in tasks {
-        if t.await.unwrap().unwrap().changed {
-            changed += 1;
+        match t.await.unwrap() {
+            Ok(r) if r.changed => changed += 1,
+            Ok(_) => {}
+            // Sixteen devices on one guard: a request that lost every round answers 503
+            // (`unavailable`: nothing changed by it), as the API documents. Seen under a
+            // loaded CI run; the end state must hold all the same.
+            Err(StoreError::Unavailable(_)) => gave_up += 1,
+            Err(e) => panic!("{e}"),
         }
     }
     let held = store.reactions_of(&post, &me).await.unwrap();
     assert_eq!(held.len(), 1, "{held:?}");
-    assert!(changed >= 1);
+    assert!(
+        changed >= 1 && gave_up < 16,
+        "changed {changed}, gave up {gave_up}"
+    );
 }
 
 /// Erase-user removes reactions too; erase-post removes the post's reactions with its likes.
