@@ -22,7 +22,7 @@ fn like(local: &Local, post: &str, tok: &str) {
 }
 
 /// Who likes `post`, as the likers route lists it (eventually consistent: polled).
-fn likers(local: &Local, post: &str, tok: &str) -> Vec<String> {
+pub(super) fn likers(local: &Local, post: &str, tok: &str) -> Vec<String> {
     let (s, body) = http(
         local.stack.port,
         "GET",
