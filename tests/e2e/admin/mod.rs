@@ -111,22 +111,9 @@ impl Local {
     /// Puts one of the product's events on its bus (`likes-product`), as the product would:
     /// `PutEvents`, source `product`.
     pub fn put_product_event(&self, detail_type: &str, detail: &serde_json::Value) {
-        let out = self.rt.block_on(async {
-            let conf = likes_aws::sdk::emulator_as(&self._emulator.endpoint, "admin").await;
-            let entry = aws_sdk_eventbridge::types::PutEventsRequestEntry::builder()
-                .event_bus_name(likes_local::product_bus::PRODUCT_BUS)
-                .source(likes_local::product_bus::PRODUCT_SOURCE)
-                .detail_type(detail_type)
-                .detail(detail.to_string())
-                .build();
-            aws_sdk_eventbridge::Client::new(&conf)
-                .put_events()
-                .entries(entry)
-                .send()
-                .await
-        });
-        let out = out.expect("PutEvents");
-        assert_eq!(out.failed_entry_count(), 0, "{out:?}");
+        let endpoint = &self._emulator.endpoint;
+        self.rt
+            .block_on(common::put_product_event(endpoint, detail_type, detail));
     }
 
     /// The bodies on the erase queue's dead-letter queue (read, not removed: each one is

@@ -25,6 +25,7 @@
 
 use crate::common;
 mod diagnose;
+mod moderation;
 mod oracle;
 
 use std::collections::{BTreeMap, HashMap};
@@ -145,19 +146,27 @@ fn counts_and_likes_survive_chaos() {
         .collect();
     let sent = Arc::new(AtomicUsize::new(0));
     let retried = Arc::new(AtomicUsize::new(0));
-    // The last acknowledged request of each (user, post, kind): the state it must end in.
-    let mut last: HashMap<(usize, usize, usize), bool> = HashMap::new();
+    let refused = Arc::new(AtomicUsize::new(0));
+    // The last acknowledged request of each (user, post, kind): the state it must end in
+    // (`None`: unknown, a retry refused after an attempt whose outcome was not seen).
+    let mut last: HashMap<(usize, usize, usize), Option<bool>> = HashMap::new();
 
     let clients: Vec<_> = (0..CLIENTS)
         .map(|c| {
-            let (tokens, posts, sent, retried) =
-                (tokens.clone(), posts.clone(), sent.clone(), retried.clone());
+            let (tokens, posts, sent, retried, refused) = (
+                tokens.clone(),
+                posts.clone(),
+                sent.clone(),
+                retried.clone(),
+                refused.clone(),
+            );
             std::thread::spawn(move || {
                 let mut rng = SplitMix(seed ^ ((c as u64 + 1) * 0x9e37_79b9));
                 let mut acked = Vec::new();
                 // What this client's users hold: each user belongs to one client, so one
-                // user's requests never overlap and this is the state before each request.
-                let mut held: HashMap<(usize, usize, usize), bool> = HashMap::new();
+                // user's requests never overlap and this is the state before each request
+                // (absent: not held; `None`: unknown).
+                let mut held: HashMap<(usize, usize, usize), Option<bool>> = HashMap::new();
                 let mine: Vec<usize> = (0..USERS).filter(|u| u % CLIENTS == c).collect();
                 while sent.fetch_add(1, Ordering::SeqCst) < total {
                     let u = mine[rng.below(mine.len() as u64) as usize];
@@ -174,20 +183,39 @@ fn counts_and_likes_survive_chaos() {
                     let deadline = Instant::now() + Duration::from_secs(120);
                     let named_header = [("Idempotency-Key", key.as_str())];
                     let headers: &[(&str, &str)] = if named { &named_header } else { &[] };
+                    // A moderated user's answers are not checked against `held`: between the
+                    // suspension's first sweep and the API's refusal (two `GATE_TTL`s) their
+                    // likes are out of sight, and a request sees them so.
+                    let moderated = moderation::MODERATED.contains(&u);
                     let mut attempts = 0;
                     loop {
                         attempts += 1;
                         let answer = request(port, method, &path, Some(&tokens[u]), headers, b"");
                         if let Ok((200, body)) = &answer {
-                            let before = held.insert((u, p, k), like).unwrap_or(false);
-                            if named || attempts == 1 {
-                                assert_eq!(
-                                    body["changed"],
-                                    Value::Bool(before != like),
+                            let before = held.insert((u, p, k), Some(like)).unwrap_or(Some(false));
+                            if let (Some(before), true) = (before, named || attempts == 1) {
+                                assert!(
+                                    moderated || body["changed"] == Value::Bool(before != like),
                                     "{method} {path} (attempt {attempts}, named {named}): {body}"
                                 );
                             }
-                            acked.push((u, p, k, like));
+                            acked.push((u, p, k, Some(like)));
+                            break;
+                        }
+                        if let Ok((403, body)) = &answer {
+                            assert!(
+                                moderated && body["error"]["code"] == "suspended",
+                                "{method} {path}: {body}"
+                            );
+                            refused.fetch_add(1, Ordering::Relaxed);
+                            // Refused at once, nothing changed; refused on a retry, the first
+                            // attempt may have landed.
+                            let now = match attempts {
+                                1 => held.get(&(u, p, k)).copied().unwrap_or(Some(false)),
+                                _ => None,
+                            };
+                            held.insert((u, p, k), now);
+                            acked.push((u, p, k, now));
                             break;
                         }
                         assert!(
@@ -217,6 +245,11 @@ fn counts_and_likes_survive_chaos() {
         );
         std::thread::sleep(Duration::from_millis(20));
     };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let client = rt.block_on(likes_aws::sdk::emulator_dynamo(&emulator.endpoint));
     if faults_on {
         at(30);
         proxy.stop();
@@ -225,6 +258,12 @@ fn counts_and_likes_survive_chaos() {
         *faults
             .entry("emulator stopped and started".into())
             .or_default() += 1;
+        at(35);
+        rt.block_on(moderation::decide(&emulator.endpoint, &users, true));
+        let hidden = rt.block_on(moderation::wait_hidden(&client, &users));
+        *faults
+            .entry("suspended users' items hidden".into())
+            .or_default() += hidden as u64;
         at(60);
         if let Some(s) = stack.take() {
             add_stats(&mut faults, &s.stats());
@@ -232,6 +271,8 @@ fn counts_and_likes_survive_chaos() {
         }
         stack = Some(Stack::start_on(port, &opts));
         *faults.entry("stack restarted".into()).or_default() += 1;
+        at(75);
+        rt.block_on(moderation::decide(&emulator.endpoint, &users, false));
     }
 
     let mut requests = 0;
@@ -245,14 +286,14 @@ fn counts_and_likes_survive_chaos() {
     let requests_done = started.elapsed();
     let client_retries = retried.load(Ordering::Relaxed);
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    if faults_on {
+        rt.block_on(moderation::wait_restored(&client, &users));
+    }
     let mut mismatches = settled_mismatches(&rt, &stack, &emulator, &posts);
     // Settled: the three agreeing polls done (the first of them is the settle time's bound).
     let settled = started.elapsed() - requests_done;
     for ((u, p, k), like) in &last {
+        let Some(like) = like else { continue };
         let held = match k {
             0 => {
                 let path = format!("/posts/{}/like", posts[*p]);
@@ -276,6 +317,9 @@ fn counts_and_likes_survive_chaos() {
     *faults
         .entry("client retries (503, refused)".into())
         .or_default() += client_retries as u64;
+    *faults
+        .entry("suspended users' requests refused".into())
+        .or_default() += refused.load(Ordering::Relaxed) as u64;
     println!(
         "chaos: {requests} requests in {:.0} s ({:.0}/s), counts settled {:.0} s after the last (faults {}, events {events}); faults and counters {faults:?}; posts checked {} (every bucket), (user, post) states checked {}; mismatches {}",
         requests_done.as_secs_f64(),
@@ -311,6 +355,8 @@ fn counts_and_likes_survive_chaos() {
             "injected.write_failures",
             "mapping.bisects",
             "client retries (503, refused)",
+            "suspended users' items hidden",
+            "suspended users' requests refused",
         ] {
             assert!(
                 kind(k) > 0,

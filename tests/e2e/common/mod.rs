@@ -352,3 +352,22 @@ pub fn wait_for_count(stack: &Stack, post: &str, tok: &str, want: i64) -> Durati
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Puts one of the product's events on its bus (`likes-product`), as the product would:
+/// `PutEvents`, source `product`, straight to the emulator (not through a stack's lab).
+pub async fn put_product_event(endpoint: &str, detail_type: &str, detail: &Value) {
+    let conf = likes_aws::sdk::emulator_as(endpoint, "admin").await;
+    let entry = aws_sdk_eventbridge::types::PutEventsRequestEntry::builder()
+        .event_bus_name(likes_local::product_bus::PRODUCT_BUS)
+        .source(likes_local::product_bus::PRODUCT_SOURCE)
+        .detail_type(detail_type)
+        .detail(detail.to_string())
+        .build();
+    let out = aws_sdk_eventbridge::Client::new(&conf)
+        .put_events()
+        .entries(entry)
+        .send()
+        .await
+        .expect("PutEvents");
+    assert_eq!(out.failed_entry_count(), 0, "{out:?}");
+}
