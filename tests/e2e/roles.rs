@@ -6,8 +6,8 @@
 //! configuration's stack takes the same tour: likes and unlikes, plain and named (with their
 //! retries and a named no-op), reads of every route, reactions, a person's own erase through
 //! the worker, the product's decisions on its bus (a deleted post, a malformed event, a
-//! suspension), and
-//! every `likes-admin` command as the operators' policy.
+//! suspension), and every `likes-admin` command as the operators' policy (an operator's
+//! suspension of another user running beside the rest).
 //!
 //! What no code of ours calls, but AWS does on the role's behalf or an operator does by hand,
 //! is listed in [`NOT_OURS`], each with why.
@@ -96,7 +96,28 @@ fn wait_for_call(local: &Local, identity: &str, action: &str, suffix: &str) {
 }
 
 /// The tour: every route, every kind of write, the erase, every admin command.
+/// The tour, with an operator's suspension of a user beside it (its settle is as long as the
+/// rest of the tour anyway), and the restore after.
 fn tour(local: &Local, setup: &Setup) -> Value {
+    let d = "auth0|role-d";
+    ok(local.stack.port, "PUT", "/posts/p3/like", &token(d), None);
+    std::thread::scope(|scope| {
+        let suspension = scope.spawn(|| local.admin(&["suspend-user", "--user", d]));
+        steps(local, setup);
+        let report = suspension
+            .join()
+            .expect("suspend-user")
+            .expect("suspend-user");
+        assert_eq!(report.doc["moved"], 1, "{}", report.doc);
+    });
+    let report = local
+        .admin(&["restore-user", "--user", d])
+        .expect("restore-user");
+    assert_eq!(report.doc["moved"], 1, "{}", report.doc);
+    local.stack.lab()
+}
+
+fn steps(local: &Local, setup: &Setup) {
     let port = local.stack.port;
     let (a, b, c) = (
         token("auth0|role-a"),
@@ -250,7 +271,6 @@ fn tour(local: &Local, setup: &Setup) -> Value {
         "dynamodb:DeleteItem",
         "table/erase-requests",
     );
-    local.stack.lab()
 }
 
 #[test]

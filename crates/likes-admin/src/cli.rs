@@ -9,7 +9,8 @@ use likes_core::{PostId, UserId};
 use crate::AdminError;
 
 /// Day-2 operations on a likes deployment: audit counts against the table, make a post's count
-/// exact while its likes keep flowing, erase a person's or a post's likes, backfill every count.
+/// exact while its likes keep flowing, erase a person's or a post's likes, suspend and restore a
+/// user, backfill every count.
 ///
 /// Exit status: 0 done; 1 drift found (audit); 2 bad usage or input, nothing changed; 3 the
 /// operation failed or was refused (the message says why and what to run; every command is
@@ -45,6 +46,15 @@ pub struct Cli {
     /// there).
     #[arg(long, global = true, env = "ERASE_QUEUE_URL", value_name = "URL")]
     pub erase_queue_url: Option<String>,
+    /// The pending-erasures table, which also holds each user's moderation state: the stack's
+    /// EraseRequestsTableName output (suspend-user and restore-user record their decision there).
+    #[arg(
+        long,
+        global = true,
+        env = "ERASE_REQUESTS_TABLE_NAME",
+        value_name = "TABLE"
+    )]
+    pub erase_requests_table: Option<String>,
     /// Confirms an erase without asking (needed when stdin is not a terminal).
     #[arg(long, global = true)]
     pub yes: bool,
@@ -93,6 +103,22 @@ pub enum Cmd {
         /// Counts the likes that would go, and changes nothing.
         #[arg(long)]
         dry_run: bool,
+    },
+    /// Suspends a user, as the product's `UserSuspended` does: their likes and reactions stop
+    /// counting and leave every list, and their writes are refused, until restore-user. Takes
+    /// at least 25 s (the API's refusal reaches every environment, and a write admitted before
+    /// lands, before the last sweep).
+    SuspendUser {
+        /// The user: their identity provider's `sub`, as the API sees it.
+        #[arg(long, value_name = "USER_ID")]
+        user: String,
+    },
+    /// Lifts a user's suspension, as the product's `UserRestored` does: every hidden like and
+    /// reaction counts again, back at its own time.
+    RestoreUser {
+        /// The user.
+        #[arg(long, value_name = "USER_ID")]
+        user: String,
     },
     /// Makes every count exact, for a table whose likes the stream never saw.
     Backfill {
@@ -147,6 +173,13 @@ pub(crate) fn check(cli: &Cli) -> Result<(), AdminError> {
             match (dry_run, &cli.erase_queue_url) {
                 (false, None) => Err(AdminError::Usage(crate::account::QUEUE_NEEDED.into())),
                 _ => Ok(()),
+            }
+        }
+        Cmd::SuspendUser { user } | Cmd::RestoreUser { user } => {
+            user_id(user)?;
+            match &cli.erase_requests_table {
+                None => Err(AdminError::Usage(crate::moderate::TABLE_NEEDED.into())),
+                Some(_) => Ok(()),
             }
         }
         Cmd::Backfill { segments, .. } if !(1..=1000).contains(segments) => {

@@ -5,14 +5,14 @@ use std::time::Duration;
 
 use likes_aws::dynamo::table_exists;
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
-use likes_aws::{sdk, DynamoCounts, DynamoLikes};
+use likes_aws::{sdk, DynamoCounts, DynamoLikes, DynamoSuspensions};
 use likes_core::erase::{erase_post, EraseStore};
 use likes_core::{LikesAdmin, PostBucket, PostId, UserId};
 use serde_json::{json, Value};
 
 use crate::cli::{self, post_id, user_id, Cli, Cmd};
 use crate::report::{progress, Report};
-use crate::{account, audit, backfill, recount, single, AdminError, Stores};
+use crate::{account, audit, backfill, moderate, recount, single, AdminError, Stores};
 
 pub type DynamoStores = Stores<DynamoLikes, DynamoCounts>;
 
@@ -23,11 +23,19 @@ pub const OPERATOR_IDENTITY: &str = "OperatorPolicy";
 /// written) and runs the command. `main` and the tests run the very same thing.
 pub async fn run(cli: &Cli) -> Result<Report, AdminError> {
     cli::check(cli)?;
-    let (t, queue) = stores(cli).await?;
-    dispatch(cli, &t, queue.as_ref()).await
+    let (t, side) = stores(cli).await?;
+    dispatch(cli, &t, &side).await
 }
 
-async fn stores(cli: &Cli) -> Result<(DynamoStores, Option<SqsEraseQueue>), AdminError> {
+/// What some commands need beside the two tables.
+struct Side {
+    /// The erase queue (erase-user).
+    queue: Option<SqsEraseQueue>,
+    /// The moderation state (suspend-user, restore-user).
+    suspensions: Option<DynamoSuspensions>,
+}
+
+async fn stores(cli: &Cli) -> Result<(DynamoStores, Side), AdminError> {
     let name = |given: &Option<String>, flag: &str, var: &str| {
         given.clone().ok_or_else(|| {
             AdminError::Usage(format!(
@@ -49,25 +57,32 @@ async fn stores(cli: &Cli) -> Result<(DynamoStores, Option<SqsEraseQueue>), Admi
         .as_ref()
         .map(|url| SqsEraseQueue::new(aws_sdk_sqs::Client::new(&conf), url));
     // A typo must stop the tool before it writes anything.
-    for name in [&likes, &counts] {
+    for name in [
+        Some(&likes),
+        Some(&counts),
+        cli.erase_requests_table.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    {
         if !table_exists(&client, name).await? {
             return Err(AdminError::Usage(format!("no table named {name:?}")));
         }
     }
+    let suspensions = cli
+        .erase_requests_table
+        .as_ref()
+        .map(|table| DynamoSuspensions::new(client.clone(), table));
     let stores = Stores {
         likes: DynamoLikes::new(client.clone(), likes),
         counts: DynamoCounts::new(client, counts),
         fence_wait: Duration::from_secs(cli.fence_wait_secs),
         lease_term: Duration::from_secs(cli.lease_term_secs.max(1)),
     };
-    Ok((stores, queue))
+    Ok((stores, Side { queue, suspensions }))
 }
 
-async fn dispatch(
-    cli: &Cli,
-    t: &DynamoStores,
-    queue: Option<&SqsEraseQueue>,
-) -> Result<Report, AdminError> {
+async fn dispatch(cli: &Cli, t: &DynamoStores, side: &Side) -> Result<Report, AdminError> {
     match &cli.command {
         Cmd::Audit { posts, all, sample } => {
             let ids: Vec<PostId> = if *all {
@@ -87,7 +102,16 @@ async fn dispatch(
         Cmd::Recount { post: None, .. } => crate::noted::report(cli, t).await,
         Cmd::SingleMode { segments, dry_run } => single_mode(cli, t, *segments, *dry_run).await,
         Cmd::EraseUser { user, dry_run } => {
+            let queue = side.queue.as_ref();
             account::erase_account(cli, t, queue, &user_id(user)?, *dry_run).await
+        }
+        Cmd::SuspendUser { user } => {
+            let state = side.suspensions.as_ref();
+            moderate::decide(cli, t, state, &user_id(user)?, true).await
+        }
+        Cmd::RestoreUser { user } => {
+            let state = side.suspensions.as_ref();
+            moderate::decide(cli, t, state, &user_id(user)?, false).await
         }
         Cmd::ErasePost { post, dry_run } => {
             erase_one_post(cli, t, &post_id("--post", post)?, *dry_run).await

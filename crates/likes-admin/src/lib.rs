@@ -7,6 +7,8 @@
 //!   `count_aggregator::fences`), one job per post at a time ([`lease`]); [`noted`]: every post
 //!   the aggregator noted as left unapplied by a failing batch;
 //! - erase a person's or a post's likes (`likes_core::erase`; [`account`]: a deleted account's);
+//! - [`moderate`]: a user suspended or restored (`likes_core::moderate`), as the product's own
+//!   decisions are;
 //! - [`backfill`]: every count exact, for a table whose likes the stream never saw;
 //! - [`single`]: a deployment switched from `multi` to `single` reaction mode made exact;
 //! - [`cli`]: the command line, parsed and checked (no I/O); [`commands`]: connects and runs each
@@ -18,6 +20,7 @@ pub mod backfill;
 pub mod cli;
 pub mod commands;
 pub mod lease;
+pub mod moderate;
 pub mod noted;
 pub mod recount;
 pub mod report;

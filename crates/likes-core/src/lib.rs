@@ -15,13 +15,16 @@
 //! - [`control`]: the keys of control items (request markers, recount fences, windows, leases);
 //! - [`store`]: the ports the handlers, the aggregator and the admin tool are written against,
 //!   the paging rules, and (feature `testing`) in-memory stores;
-//! - [`erase`], [`erase_job`]: erasing a person's or a post's likes, and the queued job.
+//! - [`erase`], [`erase_job`]: erasing a person's or a post's likes, and the queued job;
+//! - [`moderation`], [`suspend`], [`moderate`]: the product's decisions about users as recorded,
+//!   a user's items moved out of sight and back, and a decision applied (both together).
 
 pub mod bucket;
 pub mod control;
 pub mod erase;
 pub mod erase_job;
 pub mod ids;
+pub mod moderate;
 pub mod moderation;
 pub mod product_event;
 pub mod reaction;

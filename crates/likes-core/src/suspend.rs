@@ -28,7 +28,37 @@ pub enum Hidden<R> {
 }
 
 /// How many moves run at once.
-const MOVE_CONCURRENCY: usize = 16;
+pub const MOVE_CONCURRENCY: usize = 16;
+
+/// How many moves a run starts per second at most. A move writes two items transactionally
+/// (~12 write units with their index entries, counted by `make bench`), so ~2,400 units a
+/// second, spread over the user's posts' partitions: a suspension of a heavy user must not
+/// take the table's headroom from everyone else's likes (16 moves at once, unpaced, would take
+/// ~10,000 a second on AWS).
+pub const MOVES_PER_SECOND: u32 = 200;
+
+/// Starts moves no faster than `MOVES_PER_SECOND`, over one run.
+struct Pace {
+    start: tokio::time::Instant,
+    started: std::sync::atomic::AtomicU32,
+}
+
+impl Pace {
+    fn new() -> Self {
+        Self {
+            start: tokio::time::Instant::now(),
+            started: std::sync::atomic::AtomicU32::new(0),
+        }
+    }
+
+    async fn wait(&self) {
+        let n = self
+            .started
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let at = std::time::Duration::from_secs_f64(f64::from(n) / f64::from(MOVES_PER_SECOND));
+        tokio::time::sleep_until(self.start + at).await;
+    }
+}
 
 /// Moves every like and reaction the user's indexes show out of sight, sweeping until both
 /// stay empty (`sweep.empty_sweeps` sweeps running, `sweep.pause` apart). How many it moved.
@@ -39,6 +69,7 @@ pub async fn hide_user<S: EraseStore>(
 ) -> Result<usize, StoreError> {
     let mut moved = 0;
     let mut empty = 0;
+    let pace = Pace::new();
     while empty < sweep.empty_sweeps {
         let mut found = 0;
         let mut from = None;
@@ -46,7 +77,7 @@ pub async fn hide_user<S: EraseStore>(
             let (buckets, next) = store.user_likes(user, None, from).await?;
             found += buckets.len();
             let page = buckets.into_iter().map(|b| (b, Kind::like())).collect();
-            moved += hide_page(store, user, page).await?;
+            moved += hide_page(store, user, page, &pace).await?;
             (sweep.progress)(moved);
             match next {
                 Some(n) => from = Some(n),
@@ -57,7 +88,7 @@ pub async fn hide_user<S: EraseStore>(
         loop {
             let (page, next) = store.user_reactions(user, None, from).await?;
             found += page.len();
-            moved += hide_page(store, user, page).await?;
+            moved += hide_page(store, user, page, &pace).await?;
             (sweep.progress)(moved);
             match next {
                 Some(n) => from = Some(n),
@@ -76,9 +107,13 @@ async fn hide_page<S: EraseStore>(
     store: &S,
     user: &UserId,
     page: Vec<(PostBucket, Kind)>,
+    pace: &Pace,
 ) -> Result<usize, StoreError> {
     futures::stream::iter(page)
-        .map(|(bucket, kind)| async move { store.hide(&bucket, user, &kind).await })
+        .map(|(bucket, kind)| async move {
+            pace.wait().await;
+            store.hide(&bucket, user, &kind).await
+        })
         .buffer_unordered(MOVE_CONCURRENCY)
         .try_fold(0, |n, moved| async move { Ok(n + usize::from(moved)) })
         .await
@@ -94,8 +129,9 @@ pub async fn unhide_user<S: EraseStore>(
 ) -> Result<usize, StoreError> {
     let mut back = 0;
     let mut empty = 0;
+    let pace = Pace::new();
     while empty < sweep.empty_sweeps {
-        let found = for_each_hidden(store, user, |bucket, kind| async move {
+        let found = for_each_hidden(store, user, &pace, |bucket, kind| async move {
             store.unhide(&bucket, user, &kind).await
         })
         .await?;
@@ -117,7 +153,7 @@ pub async fn delete_hidden<S: EraseStore>(
     user: &UserId,
     up_to: Option<&str>,
 ) -> Result<usize, StoreError> {
-    let (found, _) = for_each_hidden(store, user, |bucket, kind| async move {
+    let (found, _) = for_each_hidden(store, user, &Pace::new(), |bucket, kind| async move {
         store
             .delete_hidden(&bucket, user, &kind, up_to)
             .await
@@ -131,6 +167,7 @@ pub async fn delete_hidden<S: EraseStore>(
 async fn for_each_hidden<'a, S, F, Fut>(
     store: &'a S,
     user: &'a UserId,
+    pace: &Pace,
     act: F,
 ) -> Result<(usize, usize), StoreError>
 where
@@ -144,7 +181,10 @@ where
         let (page, next) = store.hidden(user, from).await?;
         shown += page.len();
         acted += futures::stream::iter(page)
-            .map(|(bucket, kind)| act(bucket, kind))
+            .map(|(bucket, kind)| async move {
+                pace.wait().await;
+                act(bucket, kind).await
+            })
             .buffer_unordered(MOVE_CONCURRENCY)
             .try_fold(0, |n, did| async move { Ok(n + usize::from(did)) })
             .await?;
@@ -182,6 +222,38 @@ mod tests {
             n += store.count_bucket(&bucket).await.expect("counted");
         }
         n
+    }
+
+    /// A heavy user's moves start no faster than `MOVES_PER_SECOND`, each way (paused time:
+    /// the clock moves only as the sweeps wait).
+    #[tokio::test(start_paused = true)]
+    async fn a_heavy_users_moves_are_paced() {
+        let store = MemoryLikes::default();
+        let user = UserId::new_random();
+        let n = 3 * MOVES_PER_SECOND as usize / 2;
+        for _ in 0..n {
+            let post = PostId::new_random();
+            let at = crate::time::now_ts();
+            store
+                .like(&post, &user, &at, &WriteToken::random())
+                .await
+                .expect("liked");
+        }
+        let paced = Duration::from_secs_f64((n - 1) as f64 / f64::from(MOVES_PER_SECOND));
+        let started = tokio::time::Instant::now();
+        assert_eq!(hide_user(&store, &user, &sweep()).await.expect("hidden"), n);
+        assert!(
+            started.elapsed() >= paced,
+            "hidden in {:?}",
+            started.elapsed()
+        );
+        let started = tokio::time::Instant::now();
+        assert_eq!(unhide_user(&store, &user, &sweep()).await.expect("back"), n);
+        assert!(
+            started.elapsed() >= paced,
+            "restored in {:?}",
+            started.elapsed()
+        );
     }
 
     /// Hidden: gone from every count and listing, and nobody else's likes touched; restored:

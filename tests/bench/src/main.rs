@@ -10,6 +10,7 @@ mod gen;
 mod hot_path;
 mod jwt_cost;
 mod limiter_cost;
+mod moderation_cost;
 mod reaction_cost;
 mod summary_cost;
 mod template;
@@ -35,6 +36,12 @@ enum Cmd {
     Decode { event: PathBuf },
     /// Only the reactions' units and cost (needs the emulator: LIKES_TEST_DYNAMODB_ENDPOINT).
     Reactions,
+    /// Only a suspension's and a restore's time and units for a user with this many likes
+    /// (needs the emulator).
+    Moderation {
+        #[arg(long, default_value_t = 10_000)]
+        likes: usize,
+    },
     /// Only the cost model, with the round figures of an earlier full run for what it measures
     /// (`Measured::nominal`), then the reactions' and summaries' counted units (the emulator).
     Cost,
@@ -207,6 +214,7 @@ async fn all() {
     }
 
     reactions(&measured).await;
+    moderation(10_000).await;
 
     println!("\n== like events (PublishedEvents): the events function on a like/unlike workload, counted");
     for line in events_cost::lines().await {
@@ -262,6 +270,23 @@ async fn reactions(measured: &cost::Measured) {
     summaries(&endpoint).await;
 }
 
+/// A suspension and a restore of one user's likes (requests against the emulator, counted and
+/// timed), and the estimate for AWS.
+async fn moderation(likes: usize) {
+    println!("\n== a suspension and a restore (docs/product-events.md): one user's likes moved out of sight and back");
+    let Ok(endpoint) = std::env::var("LIKES_TEST_DYNAMODB_ENDPOINT") else {
+        println!("  (no emulator: `make bench` starts one)");
+        return;
+    };
+    let figures = match moderation_cost::measure(&endpoint, likes).await {
+        Ok(f) => f,
+        Err(e) => fail(&format!("measuring a suspension: {e}")),
+    };
+    for line in moderation_cost::lines(&figures, cost::WRU, cost::RRU) {
+        println!("  {line}");
+    }
+}
+
 /// A summary's read of its caller's own, per `SummaryMine` (requests against the emulator,
 /// counted), checked against the feed model's figures.
 async fn summaries(endpoint: &str) {
@@ -292,6 +317,7 @@ async fn main() {
         Cmd::All => all().await,
         Cmd::Decode { event } => decode(&event),
         Cmd::Reactions => reactions(&cost::Measured::nominal()).await,
+        Cmd::Moderation { likes } => moderation(likes).await,
         Cmd::Cost => {
             let measured = cost::Measured::nominal();
             println!("== cost model (us-east-1 list prices; nominal measured figures)");

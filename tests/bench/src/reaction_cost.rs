@@ -54,9 +54,11 @@ fn entries_of_item(item: &Value) -> f64 {
     like + kind + reactor
 }
 
-/// Index entries the item under `key` has (a delete removes them): by its sort key.
+/// Index entries the item under `key` has (a delete removes them): by its sort key (a hidden
+/// copy keeps the entries of the item it hides, `likes_core::suspend`).
 fn entries_of_key(key: &Value) -> f64 {
-    match key["user_id"]["S"].as_str() {
+    let sk = key["user_id"]["S"].as_str();
+    match sk.map(|k| likes_core::control::unhidden(k).unwrap_or(k)) {
         Some(sk) if sk.starts_with('~') => 0.0,
         Some(_) => 2.0,
         None => 0.0,
@@ -148,6 +150,24 @@ impl Intercept for Counting {
     }
 }
 
+/// `client`, with every request it sends counted in units (`likes_table` is the Likes table,
+/// whose items have index entries).
+pub(crate) fn counting(
+    client: &aws_sdk_dynamodb::Client,
+    likes_table: &str,
+) -> (aws_sdk_dynamodb::Client, UnitCounter) {
+    let counter = UnitCounter::default();
+    let conf = client
+        .config()
+        .to_builder()
+        .interceptor(Counting {
+            counter: counter.clone(),
+            likes_table: likes_table.to_owned(),
+        })
+        .build();
+    (aws_sdk_dynamodb::Client::from_conf(conf), counter)
+}
+
 /// One measured request kind: units per request, and the operations it made.
 pub struct Measured {
     pub what: &'static str,
@@ -183,16 +203,7 @@ pub(crate) async fn stack(
             }
         }
     }
-    let counter = UnitCounter::default();
-    let conf = client
-        .config()
-        .to_builder()
-        .interceptor(Counting {
-            counter: counter.clone(),
-            likes_table: likes.clone(),
-        })
-        .build();
-    let client = aws_sdk_dynamodb::Client::from_conf(conf);
+    let (client, counter) = counting(&client, &likes);
     let app = App::new(
         DynamoLikes::new(client.clone(), likes).with_markers(Some(markers)),
         DynamoCounts::new(client, counts),

@@ -99,6 +99,8 @@ impl Local {
             "counts",
             "--erase-queue-url",
             &queue,
+            "--erase-requests-table",
+            "erase-requests",
         ];
         argv.extend_from_slice(args);
         let cli = Cli::try_parse_from(argv).map_err(|e| AdminError::Usage(e.to_string()))?;

@@ -35,6 +35,7 @@ fn admin(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
     cmd.args(args)
         .env_remove("LIKES_TABLE_NAME")
         .env_remove("COUNTS_TABLE_NAME")
+        .env_remove("ERASE_REQUESTS_TABLE_NAME")
         .env("LIKES_DYNAMODB_ENDPOINT", endpoint());
     for (k, v) in env {
         cmd.env(k, v);
@@ -104,6 +105,28 @@ async fn bad_usage_and_input_exit_2_naming_the_problem_and_write_nothing() {
             vec!["erase-user", "--user", "alice", "--yes"],
             env.to_vec(),
             "--erase-queue-url",
+        ),
+        // A suspension with nowhere to record it, of no valid id, or in no table.
+        (
+            vec!["suspend-user", "--user", "alice"],
+            env.to_vec(),
+            "--erase-requests-table",
+        ),
+        (
+            vec!["restore-user", "--user", "bob smith"],
+            env.to_vec(),
+            "--user must be",
+        ),
+        (
+            vec![
+                "suspend-user",
+                "--user",
+                "alice",
+                "--erase-requests-table",
+                &missing,
+            ],
+            env.to_vec(),
+            &missing,
         ),
         (
             vec!["recount", "--post", "p1", "--noted"],

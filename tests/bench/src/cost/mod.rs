@@ -8,8 +8,8 @@
 
 /// DynamoDB on-demand, $ per million write request units and read request units.
 /// <https://aws.amazon.com/dynamodb/pricing/on-demand/>
-const WRU: f64 = 0.625;
-const RRU: f64 = 0.125;
+pub const WRU: f64 = 0.625;
+pub const RRU: f64 = 0.125;
 /// DynamoDB provisioned, $ per WCU-hour and RCU-hour (standard table class).
 /// <https://aws.amazon.com/dynamodb/pricing/provisioned/>
 const WCU_HOUR: f64 = 0.00065;
