@@ -53,7 +53,14 @@ pub async fn decide(
         &sweep,
         SUSPENSION_SETTLE,
     )
-    .await?;
+    .await
+    .map_err(|e| {
+        // Recorded or not, the API may already refuse (or admit) the user's writes while only
+        // part of their items moved: say so, and how to finish.
+        AdminError::Incomplete(format!(
+            "{command} {user} stopped: {e}. The decision dated {at} may be recorded with only part of the user's likes and reactions {moves}; run `likes-admin {command} --user {user}` again to finish (it records a decision dated then, which also overrides any the product sent meanwhile)"
+        ))
+    })?;
     bar.finish_and_clear();
     let now = if applied.suspended {
         "suspended"

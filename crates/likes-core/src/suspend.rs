@@ -37,26 +37,38 @@ pub const MOVE_CONCURRENCY: usize = 16;
 /// ~10,000 a second on AWS).
 pub const MOVES_PER_SECOND: u32 = 200;
 
-/// Starts moves no faster than `MOVES_PER_SECOND`, over one run.
+/// Starts moves no faster than `MOVES_PER_SECOND`: each move takes the next free slot, never
+/// one in the past, so time a run lost (index queries, the pause between sweeps, throttled
+/// retries) is not made up afterwards in a burst.
 struct Pace {
-    start: tokio::time::Instant,
-    started: std::sync::atomic::AtomicU32,
+    /// The next free slot; `None`: unpaced.
+    next: Option<std::sync::Mutex<tokio::time::Instant>>,
 }
 
 impl Pace {
     fn new() -> Self {
         Self {
-            start: tokio::time::Instant::now(),
-            started: std::sync::atomic::AtomicU32::new(0),
+            next: Some(std::sync::Mutex::new(tokio::time::Instant::now())),
         }
     }
 
+    fn unpaced() -> Self {
+        Self { next: None }
+    }
+
     async fn wait(&self) {
-        let n = self
-            .started
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let at = std::time::Duration::from_secs_f64(f64::from(n) / f64::from(MOVES_PER_SECOND));
-        tokio::time::sleep_until(self.start + at).await;
+        let Some(next) = &self.next else { return };
+        let gap = std::time::Duration::from_secs(1) / MOVES_PER_SECOND;
+        let slot = {
+            // Held only to take a slot, never across an await.
+            let mut next = next
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let slot = (*next).max(tokio::time::Instant::now());
+            *next = slot + gap;
+            slot
+        };
+        tokio::time::sleep_until(slot).await;
     }
 }
 
@@ -153,7 +165,8 @@ pub async fn delete_hidden<S: EraseStore>(
     user: &UserId,
     up_to: Option<&str>,
 ) -> Result<usize, StoreError> {
-    let (found, _) = for_each_hidden(store, user, &Pace::new(), |bucket, kind| async move {
+    // Deletes, as an erase's: unpaced, as an erase's are.
+    let (found, _) = for_each_hidden(store, user, &Pace::unpaced(), |bucket, kind| async move {
         store
             .delete_hidden(&bucket, user, &kind, up_to)
             .await

@@ -1,7 +1,9 @@
 //! A suspension or a restore off the product's bus (`likes_core::product_event`), applied as
 //! `likes_core::moderate` applies it (recorded if the latest, then the user's likes and
-//! reactions moved until they match), within the invocation's time. A run out of time is
-//! retried: the redelivery finds its decision recorded (`Decided::Same`) and sweeps again.
+//! reactions moved until they match), within the invocation's time. A run out of time puts its
+//! event back on the queue, as it came, for the next invocation at once (as an erase out of time
+//! continues): that one finds the decision recorded (`Decided::Same`) and sweeps on, without
+//! waiting out the settle again (this run's wait was longer).
 
 use std::time::Duration;
 
@@ -16,6 +18,7 @@ use crate::{Outcome, Worker, DEADLINE_MARGIN};
 impl<S: EraseStore> Worker<S> {
     pub(crate) async fn moderated(
         &self,
+        body: &str,
         user: &UserId,
         suspended: bool,
         at: &str,
@@ -59,7 +62,10 @@ impl<S: EraseStore> Worker<S> {
                 Outcome::Moderated(applied.moved)
             }
             Some(Err(e)) => Outcome::Retry(e.to_string()),
-            None => Outcome::Retry("moderation out of time; the rerun resumes".into()),
+            None => {
+                let why = "a moderation decision, out of time";
+                self.again(body, Duration::ZERO, 0, why).await
+            }
         }
     }
 }

@@ -70,7 +70,7 @@ impl<S: EraseStore> Worker<S> {
                 user,
                 suspended,
                 at,
-            } => self.moderated(&user, suspended, &at, deadline).await,
+            } => self.moderated(body, &user, suspended, &at, deadline).await,
         }
     }
 
@@ -101,8 +101,13 @@ impl<S: EraseStore> Worker<S> {
                     Outcome::Erased(n)
                 }
                 Some(wait) => {
-                    self.again(body, wait, n, "the settle past the deletion")
-                        .await
+                    self.again(
+                        body,
+                        wait,
+                        n,
+                        "a deleted post, the settle past the deletion",
+                    )
+                    .await
                 }
             },
             Some(Err(e)) => Outcome::Retry(e.to_string()),
@@ -111,24 +116,29 @@ impl<S: EraseStore> Worker<S> {
                 if n == 0 {
                     return Outcome::Retry("a deleted post, out of time; the rerun resumes".into());
                 }
-                self.again(body, Duration::ZERO, n, "out of time").await
+                self.again(body, Duration::ZERO, n, "a deleted post, out of time")
+                    .await
             }
         }
     }
 
     /// The event back on the queue, as it came, after `delay`: this delivery is done.
-    async fn again(&self, body: &str, delay: Duration, deleted: usize, why: &str) -> Outcome {
+    pub(crate) async fn again(
+        &self,
+        body: &str,
+        delay: Duration,
+        deleted: usize,
+        why: &str,
+    ) -> Outcome {
         let Some(queue) = &self.requeue else {
-            return Outcome::Retry(format!(
-                "a deleted post, {why}, and no queue to continue on"
-            ));
+            return Outcome::Retry(format!("{why}, and no queue to continue on"));
         };
         // Whole seconds, rounded up by the queue: never back before it is due.
         let delay = delay.min(MAX_DELAY);
         match queue.forward(body, delay).await {
             Ok(()) if delay.is_zero() => Outcome::Continued(deleted),
             Ok(()) => Outcome::Deferred(delay),
-            Err(e) => Outcome::Retry(format!("a deleted post, {why}, and not sent again: {e}")),
+            Err(e) => Outcome::Retry(format!("{why}, and not sent again: {e}")),
         }
     }
 

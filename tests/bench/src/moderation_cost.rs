@@ -43,11 +43,12 @@ impl Figures {
     pub fn aws_secs(likes: usize) -> (f64, f64) {
         let unpaced = likes as f64 / MOVE_CONCURRENCY as f64 * MOVE_MS / 1e3;
         let sweep = unpaced.max(likes as f64 / f64::from(MOVES_PER_SECOND));
-        // The suspension's first sweep runs within its settle when it is shorter; the second
-        // sweep finds what landed meanwhile (index queries, about nothing to move).
+        // Each run ends with two empty sweeps, the worker's pause (2 s) apart; a suspension
+        // runs twice, the second after its settle (which the first covers when it is longer).
+        let tail = 2.0;
         (
-            sweep.max(SUSPENSION_SETTLE.as_secs_f64()) + 2.0,
-            sweep + 2.0,
+            (sweep + tail).max(SUSPENSION_SETTLE.as_secs_f64()) + tail,
+            sweep + tail,
         )
     }
 }

@@ -147,18 +147,20 @@ fn counts_and_likes_survive_chaos() {
     let sent = Arc::new(AtomicUsize::new(0));
     let retried = Arc::new(AtomicUsize::new(0));
     let refused = Arc::new(AtomicUsize::new(0));
+    let timeline = Arc::new(moderation::Timeline::default());
     // The last acknowledged request of each (user, post, kind): the state it must end in
     // (`None`: unknown, a retry refused after an attempt whose outcome was not seen).
     let mut last: HashMap<(usize, usize, usize), Option<bool>> = HashMap::new();
 
     let clients: Vec<_> = (0..CLIENTS)
         .map(|c| {
-            let (tokens, posts, sent, retried, refused) = (
+            let (tokens, posts, sent, retried, refused, timeline) = (
                 tokens.clone(),
                 posts.clone(),
                 sent.clone(),
                 retried.clone(),
                 refused.clone(),
+                timeline.clone(),
             );
             std::thread::spawn(move || {
                 let mut rng = SplitMix(seed ^ ((c as u64 + 1) * 0x9e37_79b9));
@@ -183,19 +185,26 @@ fn counts_and_likes_survive_chaos() {
                     let deadline = Instant::now() + Duration::from_secs(120);
                     let named_header = [("Idempotency-Key", key.as_str())];
                     let headers: &[(&str, &str)] = if named { &named_header } else { &[] };
-                    // A moderated user's answers are not checked against `held`: between the
-                    // suspension's first sweep and the API's refusal (two `GATE_TTL`s) their
-                    // likes are out of sight, and a request sees them so.
+                    // A moderated user's answers are not checked against `held` from the
+                    // suspension until the restore is done: between the first sweep and the
+                    // API's refusal their likes are out of sight, and a request sees them so.
                     let moderated = moderation::MODERATED.contains(&u);
+                    let began = Instant::now();
                     let mut attempts = 0;
                     loop {
                         attempts += 1;
                         let answer = request(port, method, &path, Some(&tokens[u]), headers, b"");
+                        if let (Ok((status @ (200 | 403), body)), true) = (&answer, moderated) {
+                            if let Err(e) = timeline.check(*status, began) {
+                                panic!("{method} {path} of a moderated user: {e}: {body}");
+                            }
+                        }
                         if let Ok((200, body)) = &answer {
                             let before = held.insert((u, p, k), Some(like)).unwrap_or(Some(false));
                             if let (Some(before), true) = (before, named || attempts == 1) {
                                 assert!(
-                                    moderated || body["changed"] == Value::Bool(before != like),
+                                    (moderated && timeline.unsettled(began))
+                                        || body["changed"] == Value::Bool(before != like),
                                     "{method} {path} (attempt {attempts}, named {named}): {body}"
                                 );
                             }
@@ -259,6 +268,7 @@ fn counts_and_likes_survive_chaos() {
             .entry("emulator stopped and started".into())
             .or_default() += 1;
         at(35);
+        timeline.suspending();
         rt.block_on(moderation::decide(&emulator.endpoint, &users, true));
         let hidden = rt.block_on(moderation::wait_hidden(&client, &users));
         *faults
@@ -272,7 +282,10 @@ fn counts_and_likes_survive_chaos() {
         stack = Some(Stack::start_on(port, &opts));
         *faults.entry("stack restarted".into()).or_default() += 1;
         at(75);
+        timeline.restoring();
         rt.block_on(moderation::decide(&emulator.endpoint, &users, false));
+        rt.block_on(moderation::wait_restored(&client, &users));
+        timeline.settled();
     }
 
     let mut requests = 0;
@@ -286,9 +299,6 @@ fn counts_and_likes_survive_chaos() {
     let requests_done = started.elapsed();
     let client_retries = retried.load(Ordering::Relaxed);
 
-    if faults_on {
-        rt.block_on(moderation::wait_restored(&client, &users));
-    }
     let mut mismatches = settled_mismatches(&rt, &stack, &emulator, &posts);
     // Settled: the three agreeing polls done (the first of them is the settle time's bound).
     let settled = started.elapsed() - requests_done;

@@ -4,11 +4,12 @@
 //! API sees the suspension; their likes leave the counts and come back, so the run's end
 //! (every bucket exact, every user's last acknowledged state held) covers them too.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use likes_aws::DynamoSuspensions;
-use likes_core::control::unhidden;
-use likes_core::moderation::Suspensions;
+use likes_aws::{DynamoLikes, DynamoSuspensions};
+use likes_core::erase::EraseStore;
+use likes_core::moderation::{Suspensions, GATE_TTL};
 use likes_core::UserId;
 use serde_json::json;
 
@@ -16,6 +17,78 @@ use crate::common::put_product_event;
 
 /// The users (indexes into the run's users) suspended and then restored.
 pub const MODERATED: [usize; 2] = [0, 1];
+
+/// How long after a decision is put the API may still answer as before it: the gate's two
+/// cached reads, and a margin for the worker to record it.
+const GATE_BOUND: Duration = Duration::from_secs(2 * GATE_TTL.as_secs() + 2);
+
+/// When the suspension and the restore were put, and when the restore was seen done: what a
+/// moderated user's answers may be, by when their request began.
+#[derive(Debug, Default)]
+pub struct Timeline(Mutex<Times>);
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Times {
+    suspended: Option<Instant>,
+    restored: Option<Instant>,
+    settled: Option<Instant>,
+}
+
+impl Timeline {
+    fn times(&self) -> Times {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn mark(&self, f: impl FnOnce(&mut Times)) {
+        f(&mut self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner));
+    }
+
+    pub fn suspending(&self) {
+        self.mark(|t| t.suspended = Some(Instant::now()));
+    }
+
+    pub fn restoring(&self) {
+        self.mark(|t| t.restored = Some(Instant::now()));
+    }
+
+    pub fn settled(&self) {
+        self.mark(|t| t.settled = Some(Instant::now()));
+    }
+
+    /// Whether a request begun at `began` and answered now may have seen the user's items out
+    /// of sight or part moved (the suspension put by now, the restore not seen done when it
+    /// began): its `changed` is not checked.
+    pub fn unsettled(&self, began: Instant) -> bool {
+        let t = self.times();
+        t.suspended.is_some() && t.settled.is_none_or(|done| began < done)
+    }
+
+    /// Whether a moderated user's request begun at `began`, answered now with `status` (200 or
+    /// 403), answered as the decisions allow: refused only after the suspension was put and
+    /// until the gate's bound after the restore; accepted never once the gate's bound after the
+    /// suspension had passed when it began, until the restore was put.
+    pub fn check(&self, status: u16, began: Instant) -> Result<(), String> {
+        let (t, now) = (self.times(), Instant::now());
+        match (status, t.suspended) {
+            (403, None) => Err("refused before any suspension was put".into()),
+            (403, Some(_)) if t.restored.is_some_and(|r| began > r + GATE_BOUND) => Err(format!(
+                "refused although begun more than {GATE_BOUND:?} after the restore was put"
+            )),
+            (200, Some(s)) if began > s + GATE_BOUND && t.restored.is_none_or(|r| now < r) => {
+                Err(format!(
+                    "accepted although begun more than {GATE_BOUND:?} after the suspension was put, and answered before the restore"
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
 
 /// Puts `UserSuspended` (or `UserRestored`) for each moderated user, dated now.
 pub async fn decide(endpoint: &str, users: &[String], suspended: bool) {
@@ -31,15 +104,24 @@ pub async fn decide(endpoint: &str, users: &[String], suspended: bool) {
     }
 }
 
-/// The moderated users' items out of sight (consistent scan of the Likes table).
+/// The moderated users' items out of sight, as the restore lists them (their user indexes
+/// under the hidden owner: a query each, where a scan of the table would slow the run).
 pub async fn hidden(client: &aws_sdk_dynamodb::Client, users: &[String]) -> usize {
-    let owned = |sk: &str| MODERATED.iter().any(|u| sk.starts_with(users[*u].as_str()));
-    likes_harness::scan(client, "likes")
-        .await
-        .iter()
-        .filter_map(|item| item.get("user_id").and_then(|v| v.as_s().ok()))
-        .filter(|sk| unhidden(sk).is_some_and(owned))
-        .count()
+    let store = DynamoLikes::new(client.clone(), "likes");
+    let mut n = 0;
+    for u in MODERATED {
+        let user = UserId::parse(&users[u]).expect("a user id");
+        let mut from = None;
+        loop {
+            let (page, next) = store.hidden(&user, from).await.expect("the hidden listed");
+            n += page.len();
+            match next {
+                Some(next) => from = Some(next),
+                None => break,
+            }
+        }
+    }
+    n
 }
 
 /// Waits until the suspension has moved something of theirs out of sight (the worker ran).
@@ -54,15 +136,17 @@ pub async fn wait_hidden(client: &aws_sdk_dynamodb::Client, users: &[String]) ->
             Instant::now() < deadline,
             "the suspension hid nothing of {MODERATED:?} within 90 s"
         );
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
 
 /// Waits until the restore is recorded for each moderated user and nothing of theirs is
-/// hidden any more: the erase queue's worker has converged on the latest decision.
+/// hidden, in three polls in a row: the erase queue's worker has converged on the latest
+/// decision.
 pub async fn wait_restored(client: &aws_sdk_dynamodb::Client, users: &[String]) {
     let state = DynamoSuspensions::new(client.clone(), "erase-requests");
     let deadline = Instant::now() + Duration::from_secs(120);
+    let mut clean = 0;
     loop {
         let mut suspended = 0;
         for u in MODERATED {
@@ -70,13 +154,18 @@ pub async fn wait_restored(client: &aws_sdk_dynamodb::Client, users: &[String]) 
             suspended += usize::from(state.is_suspended(&id).await.expect("the state read"));
         }
         let hidden = hidden(client, users).await;
-        if suspended == 0 && hidden == 0 {
+        clean = if suspended == 0 && hidden == 0 {
+            clean + 1
+        } else {
+            0
+        };
+        if clean == 3 {
             return;
         }
         assert!(
             Instant::now() < deadline,
             "not restored within 120 s: {suspended} still suspended, {hidden} items hidden"
         );
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
