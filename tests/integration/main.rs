@@ -13,6 +13,7 @@ mod liker_ids;
 mod linearizable;
 mod lost_answers;
 mod one_effect;
+mod policies;
 mod reactions;
 mod reactions_linearizable;
 mod read_path;

@@ -17,7 +17,8 @@
 //!   the paging rules, and (feature `testing`) in-memory stores;
 //! - [`erase`], [`erase_job`]: erasing a person's or a post's likes, and the queued job;
 //! - [`moderation`], [`suspend`], [`moderate`]: the product's decisions about users as recorded,
-//!   a user's items moved out of sight and back, and a decision applied (both together).
+//!   a user's items moved out of sight and back, and a decision applied (both together);
+//! - [`policy`]: a post's policy (new likes taken, who sees its counts and its likers).
 
 pub mod bucket;
 pub mod control;
@@ -26,6 +27,7 @@ pub mod erase_job;
 pub mod ids;
 pub mod moderate;
 pub mod moderation;
+pub mod policy;
 pub mod product_event;
 pub mod reaction;
 pub mod seq;

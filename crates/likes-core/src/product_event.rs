@@ -1,6 +1,6 @@
 //! The product's decisions, as its EventBridge bus carries them (the template's
 //! `ProductEventBusName`, `ProductEventSource`; docs/product-events.md): an account or a post
-//! deleted. A rule on the bus puts each event, whole, on the erase queue, where the erase worker
+//! deleted, a user suspended or restored, a post's policy set. A rule on the bus puts each event, whole, on the erase queue, where the erase worker
 //! reads it beside the API's erase jobs.
 //!
 //! An event is delivered at least once and in any order; each one here ends in an erase, which
@@ -13,15 +13,23 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::ids::{PostId, UserId};
+use crate::policy::{Audience, Policy};
 use crate::time::{format_ts, parse_ts};
 
 pub const USER_DELETED: &str = "UserDeleted";
 pub const POST_DELETED: &str = "PostDeleted";
 pub const USER_SUSPENDED: &str = "UserSuspended";
 pub const USER_RESTORED: &str = "UserRestored";
+pub const POST_POLICY_CHANGED: &str = "PostPolicyChanged";
 /// Every detail-type acted on: the bus's rule matches these (the template's
 /// `ProductEventsRule`, checked against this list by `e2e::template`).
-pub const DETAIL_TYPES: [&str; 4] = [USER_DELETED, POST_DELETED, USER_SUSPENDED, USER_RESTORED];
+pub const DETAIL_TYPES: [&str; 5] = [
+    USER_DELETED,
+    POST_DELETED,
+    USER_SUSPENDED,
+    USER_RESTORED,
+    POST_POLICY_CHANGED,
+];
 
 /// What the product decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +44,12 @@ pub enum Decision {
     Moderated {
         user: UserId,
         suspended: bool,
+        at: String,
+    },
+    /// The post's policy as of `at`, the latest `at` winning (`crate::policy`).
+    PolicyChanged {
+        post: PostId,
+        policy: Policy,
         at: String,
     },
 }
@@ -80,6 +94,50 @@ struct PostDetail {
     at: String,
 }
 
+/// `likes`, `counts` and `likers` may be left out: the post then takes likes, and its counts
+/// and likers are public.
+#[derive(Deserialize)]
+struct PolicyDetail {
+    post_id: String,
+    author_id: String,
+    #[serde(default = "on")]
+    likes: String,
+    #[serde(default = "public")]
+    counts: String,
+    #[serde(default = "public")]
+    likers: String,
+    at: String,
+}
+
+fn on() -> String {
+    "on".into()
+}
+
+fn public() -> String {
+    "public".into()
+}
+
+fn policy_of(d: &PolicyDetail) -> Result<(PostId, Policy), String> {
+    let post = PostId::parse_field("post_id", &d.post_id).map_err(|e| e.to_string())?;
+    let author = UserId::parse_field("author_id", &d.author_id).map_err(|e| e.to_string())?;
+    let likes_on = match d.likes.as_str() {
+        "on" => true,
+        "off" => false,
+        other => return Err(format!("likes {other:?} is neither \"on\" nor \"off\"")),
+    };
+    let audience = |field: &str, raw: &str| {
+        Audience::parse(raw)
+            .ok_or_else(|| format!("{field} {raw:?} is neither \"public\" nor \"author\""))
+    };
+    let policy = Policy {
+        author,
+        likes_on,
+        counts: audience("counts", &d.counts)?,
+        likers: audience("likers", &d.likers)?,
+    };
+    Ok((post, policy))
+}
+
 /// Reads a queue message: `None` when it is not an EventBridge event (an erase job), else the
 /// event or why it is malformed.
 pub fn read(body: &str) -> Option<Result<ProductEvent, Malformed>> {
@@ -118,6 +176,16 @@ fn event(value: Value) -> Result<ProductEvent, Malformed> {
             Decision::PostDeleted {
                 post: PostId::parse_field("post_id", &d.post_id)
                     .map_err(|e| wrong(e.to_string()))?,
+                at: instant(&d.at).map_err(wrong)?,
+            }
+        }
+        POST_POLICY_CHANGED => {
+            let d: PolicyDetail =
+                serde_json::from_value(envelope.detail).map_err(|e| wrong(e.to_string()))?;
+            let (post, policy) = policy_of(&d).map_err(wrong)?;
+            Decision::PolicyChanged {
+                post,
+                policy,
                 at: instant(&d.at).map_err(wrong)?,
             }
         }
@@ -183,6 +251,34 @@ mod tests {
     }
 
     #[test]
+    fn reads_a_policy_its_left_out_fields_public_and_on() {
+        let body = put(
+            POST_POLICY_CHANGED,
+            json!({"post_id": "p-1", "author_id": "a-1", "counts": "author", "at": "2026-12-07T10:00:00Z"}),
+        );
+        let Some(Ok(ProductEvent {
+            decision: Decision::PolicyChanged { post, policy, at },
+            ..
+        })) = read(&body)
+        else {
+            panic!("not read: {body}");
+        };
+        assert_eq!(
+            (post.as_str(), at.as_str()),
+            ("p-1", "2026-12-07T10:00:00.000Z")
+        );
+        assert_eq!(
+            policy,
+            Policy {
+                author: UserId::parse("a-1").unwrap(),
+                likes_on: true,
+                counts: Audience::Author,
+                likers: Audience::Public,
+            }
+        );
+    }
+
+    #[test]
     fn an_erase_job_is_not_an_event() {
         let job = r#"{"job_id":"j","user_id":"u","requested_at":"2026-12-07T10:00:00.000Z"}"#;
         assert_eq!(read(job), None);
@@ -211,6 +307,27 @@ mod tests {
             (
                 json!({"detail-type": USER_DELETED}).to_string(),
                 "missing field",
+            ),
+            (
+                put(
+                    POST_POLICY_CHANGED,
+                    json!({"post_id": "p", "author_id": "a", "likes": "no", "at": "2026-12-07T10:00:00Z"}),
+                ),
+                "likes \"no\"",
+            ),
+            (
+                put(
+                    POST_POLICY_CHANGED,
+                    json!({"post_id": "p", "author_id": "a", "likers": "friends", "at": "2026-12-07T10:00:00Z"}),
+                ),
+                "likers \"friends\"",
+            ),
+            (
+                put(
+                    POST_POLICY_CHANGED,
+                    json!({"post_id": "p", "at": "2026-12-07T10:00:00Z"}),
+                ),
+                "author_id",
             ),
         ];
         for (body, why) in cases {

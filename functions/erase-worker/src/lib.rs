@@ -52,6 +52,9 @@ pub struct Worker<S> {
     /// The users' moderation state (`likes_core::moderation`), for the product's
     /// `UserSuspended` and `UserRestored`. Without it, those are retried.
     pub suspensions: Option<Arc<dyn likes_core::moderation::Suspensions>>,
+    /// The posts' policies (`likes_core::policy`), for the product's `PostPolicyChanged`.
+    /// Without it, those are retried.
+    pub policies: Option<Arc<dyn likes_core::policy::Policies>>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -69,6 +72,8 @@ pub enum Outcome {
     Moderated(usize),
     /// A decision older than the one recorded: nothing to do.
     Superseded,
+    /// A post's policy recorded (the API follows it within its cache time).
+    PolicySet,
 }
 
 /// When a deleted account's last sweep is due: its deletion plus the longest token lifetime.

@@ -10,9 +10,12 @@ use erase_worker::Worker;
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use likes_aws::env::FunctionEnv;
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
-use likes_aws::{lambda, sdk, DynamoErasureRequests, DynamoLikes, DynamoSuspensions};
+use likes_aws::{
+    lambda, sdk, DynamoErasureRequests, DynamoLikes, DynamoPolicies, DynamoSuspensions,
+};
 use likes_core::erase_job::{EraseQueue, ErasureRequests};
 use likes_core::moderation::Suspensions;
+use likes_core::policy::Policies;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -28,9 +31,13 @@ async fn main() -> Result<(), Error> {
         Arc::new(DynamoErasureRequests::new(dynamo.clone(), table)) as Arc<dyn ErasureRequests>
     });
     // The users' moderation state shares the pending-erasures table.
-    let suspensions = env.erase_requests_table.map(|table| {
+    let suspensions = env.erase_requests_table.as_ref().map(|table| {
         Arc::new(DynamoSuspensions::new(dynamo.clone(), table)) as Arc<dyn Suspensions>
     });
+    // So do the posts' policies.
+    let policies = env
+        .erase_requests_table
+        .map(|table| Arc::new(DynamoPolicies::new(dynamo.clone(), table)) as Arc<dyn Policies>);
     let worker = Worker {
         likes: DynamoLikes::new(dynamo, env.tables.likes),
         empty_sweeps: 2,
@@ -41,6 +48,7 @@ async fn main() -> Result<(), Error> {
         token_lifetime: env.max_token_lifetime,
         rejects,
         suspensions,
+        policies,
     };
     let worker = &worker;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use likes_core::erase::{erase_post, settling, EraseStore};
 use likes_core::erase_job::{EraseJob, MAX_DELAY, SETTLE};
+use likes_core::policy::Policy;
 use likes_core::product_event::{Decision, Malformed, ProductEvent};
 use likes_core::time::now_ts;
 use likes_core::PostId;
@@ -71,6 +72,27 @@ impl<S: EraseStore> Worker<S> {
                 suspended,
                 at,
             } => self.moderated(body, &user, suspended, &at, deadline).await,
+            Decision::PolicyChanged { post, policy, at } => {
+                self.policy_changed(&post, &policy, &at).await
+            }
+        }
+    }
+
+    /// Records the post's policy if it is the latest; nothing else changes (the API reads it).
+    async fn policy_changed(&self, post: &PostId, policy: &Policy, at: &str) -> Outcome {
+        let Some(policies) = &self.policies else {
+            return Outcome::Retry("a post's policy, and nowhere to record it".into());
+        };
+        match policies.decide(post, policy, at).await {
+            Ok(decided) if decided.stands() => {
+                tracing::info!(post_id = %post, at, ?policy, "a post's policy recorded");
+                Outcome::PolicySet
+            }
+            Ok(_) => {
+                tracing::info!(post_id = %post, at, "a policy older than the recorded one: nothing to do");
+                Outcome::Superseded
+            }
+            Err(e) => Outcome::Retry(format!("a post's policy not recorded: {e}")),
         }
     }
 

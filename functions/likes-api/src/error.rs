@@ -59,6 +59,24 @@ impl ApiError {
         )
     }
 
+    /// A post whose author turned likes off (its policy): unlikes still work.
+    pub fn likes_disabled() -> Self {
+        Self::new(
+            403,
+            "likes_disabled",
+            "this post takes no likes or reactions: its author turned them off",
+        )
+    }
+
+    /// Who liked or reacted to this post is its author's to see (its policy).
+    pub fn likers_private() -> Self {
+        Self::new(
+            403,
+            "likers_private",
+            "who liked this post is private to its author",
+        )
+    }
+
     /// A deployment without an erase queue (the template always has one).
     pub fn erase_unconfigured() -> Self {
         Self::new(

@@ -16,6 +16,7 @@ pub mod liker_ids;
 pub mod limits;
 mod listings;
 pub mod metrics;
+pub mod policies;
 mod reactions;
 pub mod request;
 pub mod routes;
@@ -68,6 +69,8 @@ pub struct App<L, C> {
     pub summary_mine: SummaryMine,
     /// Refuses a suspended user's writes; nobody is refused unless given (`with_suspensions`).
     pub suspended: Option<suspended::Gate>,
+    /// The posts' policies; every post public and taking likes unless given (`with_policies`).
+    pub policies: policies::PolicyGate,
 }
 
 /// A JSON answer no cache may keep (`no-store`): the caller's own data, a write's result, an
@@ -166,7 +169,18 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             reactions: Reactions::default(),
             summary_mine: SummaryMine::Strong,
             suspended: None,
+            policies: policies::PolicyGate::default(),
         }
+    }
+
+    /// Posts' policies from `store` (none: every post follows `defaults`).
+    pub fn with_policies(
+        mut self,
+        store: Option<Arc<dyn likes_core::policy::Policies>>,
+        defaults: likes_core::policy::Defaults,
+    ) -> Self {
+        self.policies = policies::PolicyGate::new(store, defaults);
+        self
     }
 
     pub fn with_summary_mine(mut self, mine: SummaryMine) -> Self {
@@ -275,6 +289,18 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
                 return Err(ApiError::suspended().into());
             }
         }
+        // A post that takes no likes refuses new ones; unlikes still work.
+        if let Route::Like(post) | Route::React(post, _) = &routed {
+            if !self.policies.in_force(post).await?.likes_on {
+                return Err(ApiError::likes_disabled().into());
+            }
+        }
+        // Likers kept private are the author's to see.
+        if let Route::Likers(post) | Route::Reactors(post, _) = &routed {
+            if !self.policies.in_force(post).await?.shows_likers_to(&me) {
+                return Err(ApiError::likers_private().into());
+            }
+        }
         // This environment's own feeds see the post's new count once counted: marked as the
         // write starts (a read meanwhile may miss it) and again as it ends (it may have taken
         // its retries, and the aggregator's lag starts only then).
@@ -297,7 +323,17 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             Route::GetLike(post) => self.get_like(&post, me).await.map(fresh),
             // Counts are eventually consistent: a second-old answer is as good as a new one. A
             // summary holds the caller's own likes, so only the caller's cache may keep it.
-            Route::Count(post) => Ok(Reply::Cacheable(self.count(&post).await?, etag::COUNT)),
+            Route::Count(post) => {
+                if self.policies.in_force(&post).await?.shows_counts_to(me) {
+                    return Ok(Reply::Cacheable(self.count(&post).await?, etag::COUNT));
+                }
+                // What this caller may see is not what every caller may: theirs alone to keep.
+                let mut hidden = json!({ "post_id": post, "like_count": null });
+                if let Some(answer) = hidden.as_object_mut() {
+                    policies::hide_counts(answer);
+                }
+                Ok(Reply::Cacheable(hidden, etag::SUMMARY))
+            }
             Route::MyLikes => self.my_likes(req, me).await.map(fresh),
             Route::Likers(post) => self.likers(req, &post).await.map(fresh),
             Route::Summary => Ok(Reply::Cacheable(
@@ -307,7 +343,16 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             Route::EraseMine => self.erase_mine(req, me).await.map(Reply::Accepted),
             Route::React(post, kind) => self.react(req, &post, me, &kind).await.map(fresh),
             Route::Unreact(post, kind) => self.unreact(req, &post, me, &kind).await.map(fresh),
-            Route::Reactions(post) => self.post_reactions(&post, me).await.map(fresh),
+            Route::Reactions(post) => {
+                let (mut answer, policy) =
+                    futures::try_join!(self.post_reactions(&post, me), async {
+                        Ok(self.policies.in_force(&post).await?)
+                    })?;
+                if let (false, Some(a)) = (policy.shows_counts_to(me), answer.as_object_mut()) {
+                    policies::hide_counts(a);
+                }
+                Ok(fresh(answer))
+            }
             Route::Reactors(post, kind) => self.reactors(req, &post, &kind).await.map(fresh),
             Route::Options(allow) => Ok(Reply::NoContent(allow)),
         }

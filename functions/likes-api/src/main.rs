@@ -10,7 +10,10 @@ use likes_api::liker_ids::LikerIds;
 use likes_api::{App, Auth, CountCache};
 use likes_aws::env::{AuthBy, FunctionEnv, LikerIdsSetting};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
-use likes_aws::{lambda, sdk, DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoSuspensions};
+use likes_aws::{
+    lambda, sdk, DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoPolicies,
+    DynamoSuspensions,
+};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
@@ -50,9 +53,13 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         let queue = SqsEraseQueue::new(sdk::sqs(&conf, env.xray), url);
         app = app.with_erase_queue(Arc::new(queue));
     }
+    app = app.with_policies(None, env.tuning.policy_defaults);
     if let Some(table) = env.erase_requests_table {
         // The users' moderation state shares the pending-erasures table.
         app = app.with_suspensions(Arc::new(DynamoSuspensions::new(client.clone(), &table)));
+        // So do the posts' policies.
+        let policies = Arc::new(DynamoPolicies::new(client.clone(), &table));
+        app = app.with_policies(Some(policies), env.tuning.policy_defaults);
         app = app.with_erasure_requests(Arc::new(DynamoErasureRequests::new(client, table)));
     }
     let app = Arc::new(app);

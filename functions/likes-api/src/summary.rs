@@ -17,9 +17,11 @@ use likes_core::{CountsRead, Kind, PostId, ReactionsStore, StoreError, UserId};
 use serde_json::{json, Map, Value};
 
 use crate::count_reads::Shown;
+use crate::policies::hide_counts;
 use crate::reactions::shown_counts;
 use crate::request::{summary_ids, summary_since};
 use crate::{public_count, Answer, App};
+use likes_core::policy::InForce;
 
 /// How much earlier than the feed's oldest post a like of it may be stamped: the product's
 /// clock (its posts' times) and the API's (`liked_at`) may disagree by this much.
@@ -49,13 +51,33 @@ fn item<T>(
     Value::Object(item)
 }
 
+/// The items, each post's counts hidden where its policy keeps them from `me` (`policies`, in
+/// the items' order).
+fn hidden_where(
+    items: impl Iterator<Item = Value>,
+    policies: &[InForce],
+    me: &UserId,
+) -> Vec<Value> {
+    items
+        .zip(policies)
+        .map(|(mut item, policy)| {
+            if let (false, Some(i)) = (policy.shows_counts_to(me), item.as_object_mut()) {
+                hide_counts(i);
+            }
+            item
+        })
+        .collect()
+}
+
 impl<L: ReactionsStore, C: CountsRead> App<L, C> {
     pub(crate) async fn summary(&self, req: &Request, me: &UserId) -> Answer {
         let ids = summary_ids(req)?;
         let since = summary_since(req)?;
-        if !self.reactions.kinds.like_only() {
+        let policies = self.policies.in_force_all(&ids);
+        let items: Vec<Value> = if !self.reactions.kinds.like_only() {
             let counts = self.kind_counts_of(&ids);
-            let (counts, mine) = futures::try_join!(counts, self.mine(me, &ids, since))?;
+            let (counts, mine, policies) =
+                futures::try_join!(counts, self.mine(me, &ids, since), policies)?;
             let kinds = &self.reactions.kinds;
             let items = ids.iter().map(|post| {
                 let shown = counts.get(post).unwrap_or(&Shown::Unavailable);
@@ -65,18 +87,21 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
                 let my: &[Kind] = mine.get(post).map_or(&[], Vec::as_slice);
                 item(post, shown, like, reactions, my)
             });
-            return Ok(json!({ "items": items.collect::<Vec<_>>() }));
-        }
-        let counts = self.like_counts(&ids);
-        let (counts, mine) = futures::try_join!(counts, self.mine(me, &ids, since))?;
-        let items = ids.iter().map(|post| {
-            let shown = counts.get(post).unwrap_or(&Shown::Unavailable);
-            let n = shown.value().map(|n| public_count(*n));
-            let my: &[Kind] = mine.get(post).map_or(&[], Vec::as_slice);
-            let reactions = n.map(|n| json!({ LIKE: n }));
-            item(post, shown, n, reactions, my)
-        });
-        Ok(json!({ "items": items.collect::<Vec<_>>() }))
+            hidden_where(items, &policies, me)
+        } else {
+            let counts = self.like_counts(&ids);
+            let (counts, mine, policies) =
+                futures::try_join!(counts, self.mine(me, &ids, since), policies)?;
+            let items = ids.iter().map(|post| {
+                let shown = counts.get(post).unwrap_or(&Shown::Unavailable);
+                let n = shown.value().map(|n| public_count(*n));
+                let my: &[Kind] = mine.get(post).map_or(&[], Vec::as_slice);
+                let reactions = n.map(|n| json!({ LIKE: n }));
+                item(post, shown, n, reactions, my)
+            });
+            hidden_where(items, &policies, me)
+        };
+        Ok(json!({ "items": items }))
     }
 
     /// What the caller holds among `ids`, as `SummaryMine` reads it.

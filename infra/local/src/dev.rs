@@ -136,6 +136,10 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         token_lifetime: settings.max_token_lifetime,
         rejects: Some(Arc::new(SqsEraseQueue::new(worker_sqs.clone(), erase_dlq))),
         suspensions: Some(Arc::new(likes_aws::DynamoSuspensions::new(
+            worker_dynamo.clone(),
+            &settings.erase_requests_table,
+        ))),
+        policies: Some(Arc::new(likes_aws::DynamoPolicies::new(
             worker_dynamo,
             &settings.erase_requests_table,
         ))),
@@ -250,9 +254,16 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     .with_erase_queue(jobs)
     .with_erasure_requests(erasures)
     .with_suspensions(Arc::new(likes_aws::DynamoSuspensions::new(
-        api_dynamo,
+        api_dynamo.clone(),
         &settings.erase_requests_table,
     )))
+    .with_policies(
+        Some(Arc::new(likes_aws::DynamoPolicies::new(
+            api_dynamo,
+            &settings.erase_requests_table,
+        ))),
+        settings.tuning.policy_defaults,
+    )
     .with_limits(settings.limits)
     .with_reactions(settings.reactions.clone())
     .with_liker_ids(liker_ids);

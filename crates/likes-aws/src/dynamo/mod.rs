@@ -8,9 +8,11 @@
 pub mod calls;
 pub mod classify;
 pub mod counts;
+mod decisions;
 pub mod erasures;
 pub mod likes;
 pub mod milestones;
+pub mod policies;
 pub mod schema;
 pub mod suppression;
 pub mod suspensions;
@@ -21,6 +23,7 @@ pub use counts::DynamoCounts;
 pub use erasures::DynamoErasureRequests;
 pub use likes::DynamoLikes;
 pub use milestones::DynamoMilestones;
+pub use policies::DynamoPolicies;
 pub use suppression::DynamoSuppression;
 pub use suspensions::DynamoSuspensions;
 

@@ -97,6 +97,10 @@ pub struct Tuning {
     pub summary_counts: Duration,
     /// `LIKES_SUMMARY_MINE` (default `strong`).
     pub summary_mine: SummaryMine,
+    /// `LIKES_DEFAULT_COUNTS`, `LIKES_DEFAULT_LIKERS` (the template's `DefaultCounts`,
+    /// `DefaultLikers`; default `public`): who sees the counts and likers of a post without a
+    /// policy of its own.
+    pub policy_defaults: likes_core::policy::Defaults,
     /// `LIKES_AGGREGATOR_CONCURRENCY` (default 128): posts the aggregator writes at once.
     pub aggregator_concurrency: usize,
     /// `LIKES_AGGREGATOR_POST_BUDGET_MS` (default 9000): time a post needs at worst; none
@@ -110,6 +114,7 @@ impl Default for Tuning {
             count_cache: Duration::from_millis(1000),
             summary_counts: Duration::from_millis(1000),
             summary_mine: SummaryMine::Strong,
+            policy_defaults: likes_core::policy::Defaults::default(),
             aggregator_concurrency: 128,
             aggregator_post_budget: Duration::from_secs(9),
         }
@@ -128,6 +133,12 @@ impl Tuning {
                 .map(Duration::from_millis)
                 .unwrap_or(count_cache),
             summary_mine: choice("LIKES_SUMMARY_MINE", "strong or fast")?.unwrap_or(d.summary_mine),
+            policy_defaults: likes_core::policy::Defaults {
+                counts: choice("LIKES_DEFAULT_COUNTS", "public or author")?
+                    .unwrap_or(d.policy_defaults.counts),
+                likers: choice("LIKES_DEFAULT_LIKERS", "public or author")?
+                    .unwrap_or(d.policy_defaults.likers),
+            },
             aggregator_concurrency: number("LIKES_AGGREGATOR_CONCURRENCY")?
                 .map(|n| n.max(1) as usize)
                 .unwrap_or(d.aggregator_concurrency),

@@ -34,6 +34,7 @@ fn worker(t: &Tables, queue: &Arc<RecordedQueue>) -> Worker<DynamoLikes> {
         token_lifetime: Duration::from_secs(3600),
         rejects: None,
         suspensions: None,
+        policies: None,
     }
 }
 

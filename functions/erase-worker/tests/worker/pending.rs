@@ -46,6 +46,7 @@ async fn a_job_asked_for_again_while_it_ran_goes_on_to_the_later_request() {
         token_lifetime: Duration::from_secs(3600),
         rejects: None,
         suspensions: None,
+        policies: None,
     };
     // Requested at T1, then again at T2 while the T1 message was on its way.
     let first = pending.request(&me, "job-1", T1).await.unwrap();
@@ -101,6 +102,7 @@ async fn a_like_stamped_before_the_request_and_written_late_is_erased() {
         token_lifetime: Duration::from_secs(3600),
         rejects: None,
         suspensions: None,
+        policies: None,
     };
     let job = EraseJob {
         job_id: "late".into(),
@@ -167,6 +169,7 @@ async fn the_workers_role_allows_noting_its_continuation_on_dynamodb() {
         token_lifetime: Duration::from_secs(3600),
         rejects: None,
         suspensions: None,
+        policies: None,
     };
     let body = serde_json::to_string(&first.job(&me)).unwrap();
     assert_eq!(worker.run_job(&body, None).await, Outcome::Continued(1));
@@ -214,6 +217,7 @@ async fn an_erase_leaves_nothing_of_a_like_its_index_shows_late() {
         token_lifetime: Duration::from_secs(3600),
         rejects: None,
         suspensions: None,
+        policies: None,
     };
     let job = EraseJob {
         job_id: "through-lag".into(),

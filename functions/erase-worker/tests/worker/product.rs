@@ -10,7 +10,7 @@ use std::time::Duration;
 use erase_worker::{Outcome, Worker};
 use likes_aws::DynamoLikes;
 use likes_core::erase_job::{EraseJob, EraseQueue};
-use likes_core::product_event::{POST_DELETED, USER_DELETED};
+use likes_core::product_event::{POST_DELETED, POST_POLICY_CHANGED, USER_DELETED};
 use likes_core::{PostId, UserId};
 use likes_harness::{lab, RecordedQueue, Tables};
 use serde_json::{json, Value};
@@ -30,6 +30,7 @@ fn worker(
         token_lifetime: Duration::from_secs(3600),
         rejects: Some(Arc::clone(rejects) as Arc<dyn EraseQueue>),
         suspensions: None,
+        policies: None,
     }
 }
 
@@ -227,6 +228,7 @@ fn the_schemas_accept_what_the_worker_acts_on_and_refuse_the_malformed() {
     };
     let (user, post) = (schema("user-deleted.json"), schema("post-deleted.json"));
     let moderated = schema("user-suspended.json");
+    let policy = schema("post-policy-changed.json");
     for detail_type in [
         likes_core::product_event::USER_SUSPENDED,
         likes_core::product_event::USER_RESTORED,
@@ -258,6 +260,16 @@ fn the_schemas_accept_what_the_worker_acts_on_and_refuse_the_malformed() {
             POST_DELETED,
             json!({"post_id": "p.1", "at": at, "by": "moderator"}),
         ),
+        (
+            &policy,
+            POST_POLICY_CHANGED,
+            json!({"post_id": "p.1", "author_id": "auth0|a", "likes": "off", "counts": "author", "likers": "public", "at": at}),
+        ),
+        (
+            &policy,
+            POST_POLICY_CHANGED,
+            json!({"post_id": "p.1", "author_id": "auth0|a", "at": at}),
+        ),
     ] {
         assert!(schema.is_valid(&detail), "{detail}");
         let body = event("e", detail_type, detail.clone());
@@ -270,6 +282,16 @@ fn the_schemas_accept_what_the_worker_acts_on_and_refuse_the_malformed() {
         (&user, USER_DELETED, json!({"user_id": "u"})),
         (&user, USER_DELETED, json!({"user_id": "a b", "at": at})),
         (&post, POST_DELETED, json!({"post_id": "p", "at": "soon"})),
+        (
+            &policy,
+            POST_POLICY_CHANGED,
+            json!({"post_id": "p", "author_id": "a", "likes": "maybe", "at": at}),
+        ),
+        (
+            &policy,
+            POST_POLICY_CHANGED,
+            json!({"post_id": "p", "counts": "author", "at": at}),
+        ),
     ] {
         assert!(!schema.is_valid(&detail), "{detail}");
         let body = event("e", detail_type, detail.clone());

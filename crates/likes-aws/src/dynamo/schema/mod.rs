@@ -200,6 +200,15 @@ pub mod erase_requests {
     /// How many users are suspended: the item `suspension#~count`, attribute `n`.
     pub const SUSPENDED_COUNT_KEY: &str = "suspension#~count";
     pub const COUNT: &str = "n";
+    /// A post's policy shares it under `policy#<post>` (`dynamo::policies`): its author, whether
+    /// it takes likes, who sees its counts and its likers, as of `decided_at`.
+    pub const POLICY_PREFIX: &str = "policy#";
+    pub const AUTHOR: &str = "author_id";
+    pub const LIKES_ON: &str = "likes_on";
+    pub const COUNTS: &str = "counts";
+    pub const LIKERS: &str = "likers";
+    /// How many posts have a policy: the item `policy#~count`, attribute `n`.
+    pub const POLICY_COUNT_KEY: &str = "policy#~count";
 }
 
 pub const LIKES: TableDef = TableDef {

@@ -1,12 +1,14 @@
-//! The users' moderation state in memory, recorded as the DynamoDB store records it.
+//! The users' moderation state and the posts' policies in memory, recorded as the DynamoDB
+//! stores record them.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::poisoned;
 use crate::erase_job::Call;
-use crate::ids::UserId;
+use crate::ids::{PostId, UserId};
 use crate::moderation::{compare, Decided, Suspensions};
+use crate::policy::{self, Policies, Policy};
 
 #[derive(Debug, Default)]
 pub struct MemorySuspensions {
@@ -38,6 +40,40 @@ impl Suspensions for MemorySuspensions {
         Box::pin(async move {
             let users = self.users.lock().map_err(|_| poisoned())?;
             Ok(users.values().filter(|(s, _)| *s).count() as i64)
+        })
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct MemoryPolicies {
+    /// Each post's policy, as of when.
+    posts: Mutex<HashMap<PostId, (Policy, String)>>,
+}
+
+impl Policies for MemoryPolicies {
+    fn decide<'a>(&'a self, post: &'a PostId, new: &'a Policy, at: &'a str) -> Call<'a, Decided> {
+        Box::pin(async move {
+            let mut posts = self.posts.lock().map_err(|_| poisoned())?;
+            let recorded = posts.get(post).map(|(p, t)| (p, t.as_str()));
+            let decided = policy::compare(recorded, new, at);
+            if matches!(decided, Decided::Newer { .. }) {
+                posts.insert(post.clone(), (new.clone(), at.to_owned()));
+            }
+            Ok(decided)
+        })
+    }
+
+    fn policy<'a>(&'a self, post: &'a PostId) -> Call<'a, Option<Policy>> {
+        Box::pin(async move {
+            let posts = self.posts.lock().map_err(|_| poisoned())?;
+            Ok(posts.get(post).map(|(p, _)| p.clone()))
+        })
+    }
+
+    fn policy_count(&self) -> Call<'_, i64> {
+        Box::pin(async move {
+            let posts = self.posts.lock().map_err(|_| poisoned())?;
+            Ok(posts.len() as i64)
         })
     }
 }
