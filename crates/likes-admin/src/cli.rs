@@ -120,6 +120,25 @@ pub enum Cmd {
         #[arg(long, value_name = "USER_ID")]
         user: String,
     },
+    /// Sets a post's policy, as the product's `PostPolicyChanged` does (the latest wins): whether
+    /// it takes new likes, and who sees its counts and its likers. The API follows it within 5 s.
+    SetPolicy {
+        /// The post.
+        #[arg(long, value_name = "POST_ID")]
+        post: String,
+        /// Its author: their identity provider's `sub`, as the API sees it.
+        #[arg(long, value_name = "USER_ID")]
+        author: String,
+        /// `off`: likes and reactions refused (unlikes still work).
+        #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+        likes: String,
+        /// `author`: anyone else sees no count.
+        #[arg(long, default_value = "public", value_parser = ["public", "author"])]
+        counts: String,
+        /// `author`: anyone else is refused who liked it.
+        #[arg(long, default_value = "public", value_parser = ["public", "author"])]
+        likers: String,
+    },
     /// Makes every count exact, for a table whose likes the stream never saw.
     Backfill {
         /// Parallel Scan segments.
@@ -173,6 +192,15 @@ pub(crate) fn check(cli: &Cli) -> Result<(), AdminError> {
             match (dry_run, &cli.erase_queue_url) {
                 (false, None) => Err(AdminError::Usage(crate::account::QUEUE_NEEDED.into())),
                 _ => Ok(()),
+            }
+        }
+        Cmd::SetPolicy { post, author, .. } => {
+            post_id("--post", post)?;
+            UserId::parse_field("--author", author)
+                .map_err(|e| AdminError::Usage(e.to_string()))?;
+            match &cli.erase_requests_table {
+                None => Err(AdminError::Usage(crate::moderate::TABLE_NEEDED.into())),
+                Some(_) => Ok(()),
             }
         }
         Cmd::SuspendUser { user } | Cmd::RestoreUser { user } => {

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use likes_aws::dynamo::table_exists;
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
-use likes_aws::{sdk, DynamoCounts, DynamoLikes, DynamoSuspensions};
+use likes_aws::{sdk, DynamoCounts, DynamoLikes, DynamoPolicies, DynamoSuspensions};
 use likes_core::erase::{erase_post, EraseStore};
+use likes_core::policy::{Audience, Policy};
 use likes_core::{LikesAdmin, PostBucket, PostId, UserId};
 use serde_json::{json, Value};
 
@@ -33,6 +34,8 @@ struct Side {
     queue: Option<SqsEraseQueue>,
     /// The moderation state (suspend-user, restore-user).
     suspensions: Option<DynamoSuspensions>,
+    /// The posts' policies (set-policy), in the same table.
+    policies: Option<DynamoPolicies>,
 }
 
 async fn stores(cli: &Cli) -> Result<(DynamoStores, Side), AdminError> {
@@ -73,13 +76,22 @@ async fn stores(cli: &Cli) -> Result<(DynamoStores, Side), AdminError> {
         .erase_requests_table
         .as_ref()
         .map(|table| DynamoSuspensions::new(client.clone(), table));
+    let policies = cli
+        .erase_requests_table
+        .as_ref()
+        .map(|table| DynamoPolicies::new(client.clone(), table));
     let stores = Stores {
         likes: DynamoLikes::new(client.clone(), likes),
         counts: DynamoCounts::new(client, counts),
         fence_wait: Duration::from_secs(cli.fence_wait_secs),
         lease_term: Duration::from_secs(cli.lease_term_secs.max(1)),
     };
-    Ok((stores, Side { queue, suspensions }))
+    let side = Side {
+        queue,
+        suspensions,
+        policies,
+    };
+    Ok((stores, side))
 }
 
 async fn dispatch(cli: &Cli, t: &DynamoStores, side: &Side) -> Result<Report, AdminError> {
@@ -112,6 +124,23 @@ async fn dispatch(cli: &Cli, t: &DynamoStores, side: &Side) -> Result<Report, Ad
         Cmd::RestoreUser { user } => {
             let state = side.suspensions.as_ref();
             moderate::decide(cli, t, state, &user_id(user)?, false).await
+        }
+        Cmd::SetPolicy {
+            post,
+            author,
+            likes,
+            counts,
+            likers,
+        } => {
+            let policy = Policy {
+                author: UserId::parse_field("--author", author)
+                    .map_err(|e| AdminError::Usage(e.to_string()))?,
+                likes_on: likes == "on",
+                counts: Audience::parse(counts).unwrap_or_default(),
+                likers: Audience::parse(likers).unwrap_or_default(),
+            };
+            let post = post_id("--post", post)?;
+            moderate::set_policy(side.policies.as_ref(), &post, &policy).await
         }
         Cmd::ErasePost { post, dry_run } => {
             erase_one_post(cli, t, &post_id("--post", post)?, *dry_run).await

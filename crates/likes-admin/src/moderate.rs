@@ -6,11 +6,13 @@
 
 use std::time::Duration;
 
-use likes_aws::DynamoSuspensions;
+use likes_aws::{DynamoPolicies, DynamoSuspensions};
 use likes_core::erase::Sweep;
 use likes_core::moderate::apply;
 use likes_core::moderation::SUSPENSION_SETTLE;
+use likes_core::policy::{Policies, Policy};
 use likes_core::time::now_ts;
+use likes_core::PostId;
 use likes_core::UserId;
 use serde_json::json;
 
@@ -19,7 +21,29 @@ use crate::commands::DynamoStores;
 use crate::report::{progress, Report};
 use crate::AdminError;
 
-pub const TABLE_NEEDED: &str = "suspend-user and restore-user need --erase-requests-table (the stack's EraseRequestsTableName output): each user's moderation state is recorded there";
+pub const TABLE_NEEDED: &str = "suspend-user, restore-user and set-policy need --erase-requests-table (the stack's EraseRequestsTableName output): users' moderation state and posts' policies are recorded there";
+
+/// `set-policy`: the post's policy dated now, recorded as the product's `PostPolicyChanged` is.
+pub async fn set_policy(
+    state: Option<&DynamoPolicies>,
+    post: &PostId,
+    policy: &Policy,
+) -> Result<Report, AdminError> {
+    let state = state.ok_or_else(|| AdminError::Usage(TABLE_NEEDED.into()))?;
+    let at = now_ts();
+    let decided = state.decide(post, policy, &at).await?;
+    if !decided.stands() {
+        return Err(AdminError::Incomplete(format!(
+            "a policy of post {post} dated at or after {at} is already recorded (the product's clock ahead of this machine's?): nothing was changed"
+        )));
+    }
+    let doc = json!({"post_id": post, "author_id": policy.author, "likes": if policy.likes_on { "on" } else { "off" },
+        "counts": policy.counts.as_str(), "likers": policy.likers.as_str(), "decided_at": at});
+    Ok(Report::done(
+        format!("post {post}'s policy set as of {at}: {doc}; every API environment follows it within 5 s"),
+        doc,
+    ))
+}
 
 pub async fn decide(
     cli: &Cli,

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::Local;
 use crate::common::{http, token, wait_for_count};
 
-fn like(local: &Local, post: &str, tok: &str) {
+pub(super) fn like(local: &Local, post: &str, tok: &str) {
     let (s, body) = http(
         local.stack.port,
         "PUT",
@@ -38,7 +38,7 @@ pub(super) fn likers(local: &Local, post: &str, tok: &str) -> Vec<String> {
         .collect()
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+pub(super) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(40);
     while !done() {
         assert!(Instant::now() < deadline, "{what}: not within 40 s");

@@ -113,6 +113,16 @@ async fn bad_usage_and_input_exit_2_naming_the_problem_and_write_nothing() {
             "--erase-requests-table",
         ),
         (
+            vec!["set-policy", "--post", "p1", "--author", "alice"],
+            env.to_vec(),
+            "--erase-requests-table",
+        ),
+        (
+            vec!["set-policy", "--post", "p1", "--author", "al ice"],
+            env.to_vec(),
+            "--author must be",
+        ),
+        (
             vec!["restore-user", "--user", "bob smith"],
             env.to_vec(),
             "--user must be",
