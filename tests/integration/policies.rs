@@ -166,10 +166,19 @@ async fn each_policy_is_followed_within_its_cache_time() {
     );
     let (s, b, _) = call_as(&app, "PUT", &like_path(&other), author).await;
     assert_eq!(s, 200, "another post takes likes: {b}");
+    let (_, _, h) = call_as(&app, "GET", &format!("/posts/{other}/likes/count"), fan).await;
+    let cache = h.get("cache-control").and_then(|v| v.to_str().ok());
+    assert_eq!(cache, Some("max-age=1"), "a public count stays shareable");
 
     for (who, hidden) in [(fan, true), (author, false)] {
-        let (s, b, _) = call_as(&app, "GET", &format!("/posts/{post}/likes/count"), who).await;
+        let (s, b, h) = call_as(&app, "GET", &format!("/posts/{post}/likes/count"), who).await;
         assert_eq!(s, 200, "{b}");
+        // Whoever asks, the answer is theirs alone: no shared cache hands the author's on.
+        let cache = h.get("cache-control").and_then(|v| v.to_str().ok());
+        assert!(
+            cache.is_some_and(|c| c.contains("private")),
+            "{who}: {cache:?}"
+        );
         assert_eq!(b["like_count"].is_null(), hidden, "{who}: {b}");
         assert_eq!(b["count_hidden"] == json!(true), hidden, "{who}: {b}");
         let (s, b, _) = call_as(&app, "GET", &format!("/posts/{post}/reactions"), who).await;

@@ -107,11 +107,11 @@ pub trait Policies: Send + Sync {
     fn decide<'a>(&'a self, post: &'a PostId, policy: &'a Policy, at: &'a str)
         -> Call<'a, Decided>;
 
-    /// The post's recorded policy (eventually consistent: a change takes effect within the
-    /// API's cache time anyway).
+    /// The post's recorded policy (strongly consistent: the API's bound on following a change
+    /// is its cache time alone).
     fn policy<'a>(&'a self, post: &'a PostId) -> Call<'a, Option<Policy>>;
 
-    /// How many posts have a policy (eventually consistent): the API's gate.
+    /// How many posts ever had a policy (strongly consistent): the API's gate.
     fn policy_count(&self) -> Call<'_, i64>;
 }
 

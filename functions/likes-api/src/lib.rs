@@ -22,6 +22,7 @@ pub mod request;
 pub mod routes;
 mod summary;
 pub mod suspended;
+mod ttl;
 
 use std::sync::Arc;
 
@@ -324,8 +325,13 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             // Counts are eventually consistent: a second-old answer is as good as a new one. A
             // summary holds the caller's own likes, so only the caller's cache may keep it.
             Route::Count(post) => {
-                if self.policies.in_force(&post).await?.shows_counts_to(me) {
+                let policy = self.policies.for_counts(&post).await;
+                if policy.counts == likes_core::policy::Audience::Public {
                     return Ok(Reply::Cacheable(self.count(&post).await?, etag::COUNT));
+                }
+                // The author's answer is theirs alone to keep: no shared cache may hand it on.
+                if policy.shows_counts_to(me) {
+                    return Ok(Reply::Cacheable(self.count(&post).await?, etag::SUMMARY));
                 }
                 // What this caller may see is not what every caller may: theirs alone to keep.
                 let mut hidden = json!({ "post_id": post, "like_count": null });
@@ -344,10 +350,11 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             Route::React(post, kind) => self.react(req, &post, me, &kind).await.map(fresh),
             Route::Unreact(post, kind) => self.unreact(req, &post, me, &kind).await.map(fresh),
             Route::Reactions(post) => {
-                let (mut answer, policy) =
-                    futures::try_join!(self.post_reactions(&post, me), async {
-                        Ok(self.policies.in_force(&post).await?)
-                    })?;
+                let (answer, policy) = futures::join!(
+                    self.post_reactions(&post, me),
+                    self.policies.for_counts(&post)
+                );
+                let mut answer = answer?;
                 if let (false, Some(a)) = (policy.shows_counts_to(me), answer.as_object_mut()) {
                     policies::hide_counts(a);
                 }

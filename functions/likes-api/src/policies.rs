@@ -5,31 +5,34 @@
 //!
 //! At no cost while no post has a policy: each execution environment reads the count of posts
 //! with one at most once per `POLICY_TTL`, and only while it is above zero each post's policy
-//! (cached per post as long). A change takes effect everywhere within two `POLICY_TTL`s.
+//! (cached per post as long). Both reads are strong and each is trusted from before it was sent,
+//! so a change is followed everywhere within `POLICY_TTL` and a read's time: within 5 s.
+//!
+//! A read that fails refuses a write (503) but never shows what a policy may hide: a count then
+//! answers hidden, a list of likers 503.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::try_join_all;
-use likes_core::policy::{Defaults, InForce, Policies, Policy};
+use futures::future::join_all;
+use likes_core::policy::{Audience, Defaults, InForce, Policies};
 use likes_core::{PostId, StoreError};
 use serde_json::{Map, Value};
 // tokio's clock: a test can pause and advance it.
 use tokio::time::Instant;
 
+use crate::ttl::Ttl;
+
 /// How long an environment trusts what it read: the count of posts with a policy, and a post's.
 pub const POLICY_TTL: Duration = Duration::from_millis(2_500);
-/// Posts whose policy an environment remembers; past that, the stale go, then all.
+/// Posts whose policy an environment remembers.
 const POSTS: usize = 50_000;
-
-type Cached<T> = Mutex<Option<(T, Instant)>>;
 
 pub struct PolicyGate {
     store: Option<Arc<dyn Policies>>,
     defaults: Defaults,
-    count: Cached<i64>,
-    posts: Mutex<HashMap<PostId, (Option<Policy>, Instant)>>,
+    count: Ttl<(), i64>,
+    posts: Ttl<PostId, Option<likes_core::policy::Policy>>,
 }
 
 impl Default for PolicyGate {
@@ -43,8 +46,8 @@ impl PolicyGate {
         Self {
             store,
             defaults,
-            count: Mutex::default(),
-            posts: Mutex::default(),
+            count: Ttl::new(POLICY_TTL, 1),
+            posts: Ttl::new(POLICY_TTL, POSTS),
         }
     }
 
@@ -56,56 +59,60 @@ impl PolicyGate {
         if self.policy_count(store.as_ref()).await? <= 0 {
             return Ok(InForce::of(None, self.defaults));
         }
-        let cached = self
-            .posts
-            .lock()
-            .ok()
-            .and_then(|p| p.get(post).cloned())
-            .filter(|(_, at)| at.elapsed() < POLICY_TTL);
-        if let Some((policy, _)) = cached {
+        if let Some(policy) = self.posts.get(post) {
             return Ok(InForce::of(policy, self.defaults));
         }
+        let asked = Instant::now();
         let policy = store.policy(post).await?;
-        if let Ok(mut posts) = self.posts.lock() {
-            if posts.len() >= POSTS {
-                posts.retain(|_, (_, at)| at.elapsed() < POLICY_TTL);
-                if posts.len() >= POSTS {
-                    posts.clear();
-                }
-            }
-            posts.insert(post.clone(), (policy.clone(), Instant::now()));
-        }
+        self.posts.put_at(post.clone(), policy.clone(), asked);
         Ok(InForce::of(policy, self.defaults))
     }
 
-    /// Each post's policy in force, read at once (the count first, once).
-    pub async fn in_force_all(&self, posts: &[PostId]) -> Result<Vec<InForce>, StoreError> {
-        let any = match &self.store {
-            Some(store) => self.policy_count(store.as_ref()).await? > 0,
-            None => false,
-        };
-        if !any {
-            return Ok(vec![InForce::of(None, self.defaults); posts.len()]);
+    /// The post's policy in force for showing counts: one that could not be read hides them.
+    pub async fn for_counts(&self, post: &PostId) -> InForce {
+        match self.in_force(post).await {
+            Ok(policy) => policy,
+            Err(e) => {
+                tracing::warn!(post_id = %post, error = %e, "a post's policy unread: its counts hidden");
+                closed()
+            }
         }
-        try_join_all(posts.iter().map(|p| self.in_force(p))).await
+    }
+
+    /// Each post's policy in force for showing counts, read at once (the count first, once).
+    pub async fn for_counts_all(&self, posts: &[PostId]) -> Vec<InForce> {
+        let any = match &self.store {
+            Some(store) => self.policy_count(store.as_ref()).await.map(|n| n > 0),
+            None => Ok(false),
+        };
+        match any {
+            Ok(false) => vec![InForce::of(None, self.defaults); posts.len()],
+            Ok(true) => join_all(posts.iter().map(|p| self.for_counts(p))).await,
+            Err(e) => {
+                tracing::warn!(error = %e, "the posts' policies unread: the summary's counts hidden");
+                vec![closed(); posts.len()]
+            }
+        }
     }
 
     async fn policy_count(&self, store: &dyn Policies) -> Result<i64, StoreError> {
-        let cached = self
-            .count
-            .lock()
-            .ok()
-            .and_then(|c| *c)
-            .filter(|(_, at)| at.elapsed() < POLICY_TTL);
-        if let Some((n, _)) = cached {
+        if let Some(n) = self.count.get(&()) {
             return Ok(n);
         }
+        let asked = Instant::now();
         let n = store.policy_count().await?;
-        if let Ok(mut count) = self.count.lock() {
-            *count = Some((n, Instant::now()));
-        }
+        self.count.put_at((), n, asked);
         Ok(n)
     }
+}
+
+/// What a post whose policy could not be read shows: no count to anyone.
+fn closed() -> InForce {
+    let hidden = Defaults {
+        counts: Audience::Author,
+        likers: Audience::Author,
+    };
+    InForce::of(None, hidden)
 }
 
 /// An answer's counts hidden, as a post whose counts are its author's alone shows them to

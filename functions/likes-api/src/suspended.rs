@@ -4,29 +4,30 @@
 //! (cached per user as long). A suspension is so refused everywhere within two `GATE_TTL`s of
 //! being recorded; the worker's last sweep waits that out (`SUSPENSION_SETTLE`).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use likes_core::moderation::{Suspensions, GATE_TTL};
 use likes_core::{StoreError, UserId};
 // tokio's clock: a test can pause and advance it.
 use tokio::time::Instant;
 
+use crate::ttl::Ttl;
+
 /// Users whose state an environment remembers; past that, the stale go, then all.
 const USERS: usize = 10_000;
 
 pub struct Gate {
     store: Arc<dyn Suspensions>,
-    count: Mutex<Option<(i64, Instant)>>,
-    users: Mutex<HashMap<UserId, (bool, Instant)>>,
+    count: Ttl<(), i64>,
+    users: Ttl<UserId, bool>,
 }
 
 impl Gate {
     pub fn new(store: Arc<dyn Suspensions>) -> Self {
         Self {
             store,
-            count: Mutex::default(),
-            users: Mutex::default(),
+            count: Ttl::new(GATE_TTL, 1),
+            users: Ttl::new(GATE_TTL, USERS),
         }
     }
 
@@ -35,42 +36,22 @@ impl Gate {
         if self.suspended_count().await? <= 0 {
             return Ok(false);
         }
-        let cached = self
-            .users
-            .lock()
-            .ok()
-            .and_then(|u| u.get(user).copied())
-            .filter(|(_, at)| at.elapsed() < GATE_TTL);
-        if let Some((suspended, _)) = cached {
+        if let Some(suspended) = self.users.get(user) {
             return Ok(suspended);
         }
+        let asked = Instant::now();
         let suspended = self.store.is_suspended(user).await?;
-        if let Ok(mut users) = self.users.lock() {
-            if users.len() >= USERS {
-                users.retain(|_, (_, at)| at.elapsed() < GATE_TTL);
-                if users.len() >= USERS {
-                    users.clear();
-                }
-            }
-            users.insert(user.clone(), (suspended, Instant::now()));
-        }
+        self.users.put_at(user.clone(), suspended, asked);
         Ok(suspended)
     }
 
     async fn suspended_count(&self) -> Result<i64, StoreError> {
-        let cached = self
-            .count
-            .lock()
-            .ok()
-            .and_then(|c| *c)
-            .filter(|(_, at)| at.elapsed() < GATE_TTL);
-        if let Some((n, _)) = cached {
+        if let Some(n) = self.count.get(&()) {
             return Ok(n);
         }
+        let asked = Instant::now();
         let n = self.store.suspended_count().await?;
-        if let Ok(mut count) = self.count.lock() {
-            *count = Some((n, Instant::now()));
-        }
+        self.count.put_at((), n, asked);
         Ok(n)
     }
 }

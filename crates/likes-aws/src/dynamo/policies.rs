@@ -81,7 +81,8 @@ impl Policies for DynamoPolicies {
 
     fn policy<'a>(&'a self, post: &'a PostId) -> Call<'a, Option<Policy>> {
         Box::pin(async move {
-            match self.decisions.recorded(&Self::key(post), false).await? {
+            // Strongly: the API's bound on following a change must not wait on a trailing copy.
+            match self.decisions.recorded(&Self::key(post), true).await? {
                 Some((item, _)) => policy(&item).map(Some),
                 None => Ok(None),
             }
@@ -89,6 +90,6 @@ impl Policies for DynamoPolicies {
     }
 
     fn policy_count(&self) -> Call<'_, i64> {
-        Box::pin(self.decisions.count(POLICY_COUNT_KEY, false))
+        Box::pin(self.decisions.count(POLICY_COUNT_KEY, true))
     }
 }
