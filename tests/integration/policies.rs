@@ -4,18 +4,21 @@
 //! likes_disabled`, nothing written) but not unlikes; counts kept by the author show `null` and
 //! `count_hidden` to anyone else in every route that shows counts; private likers answer `403
 //! likers_private` to anyone but the author; the defaults apply to a post without a policy; and
-//! a deployment without policies reads nothing more.
+//! a deployment without policies reads nothing more. And blocks: the latest decision about a
+//! pair wins on both stores; a blocked user cannot like or react to the blocker's posts (`403
+//! blocked`) and is left out of the blocker's own lists of likers and reactors.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 
 use likes_api::policies::POLICY_TTL;
 use likes_aws::dynamo::schema::{create_table, ERASE_REQUESTS};
-use likes_aws::DynamoPolicies;
+use likes_aws::{DynamoBlocks, DynamoPolicies};
+use likes_core::block::Blocks;
 use likes_core::erase_job::Call;
 use likes_core::moderation::Decided;
 use likes_core::policy::{Audience, Defaults, Policies, Policy};
-use likes_core::store::memory::{MemoryCounts, MemoryLikes, MemoryPolicies};
+use likes_core::store::memory::{MemoryBlocks, MemoryCounts, MemoryLikes, MemoryPolicies};
 use likes_core::{LikesStore, PostId, Reactions, UserId};
 use likes_harness::{call, call_as, like_path};
 use likes_sim::apigw::ApiEvent;
@@ -256,4 +259,118 @@ async fn no_policy_costs_one_read_per_cache_time_and_the_defaults_apply() {
     );
     let (s, b, _) = call_as(&app, "GET", &format!("/posts/{post}/likes"), "auth0|fan").await;
     assert_eq!((s, code(&b)), (403, &json!("likers_private")), "{b}");
+}
+
+async fn blocks_follow_the_rules(store: &dyn Blocks) {
+    let (a, b, c) = (
+        UserId::new_random(),
+        UserId::new_random(),
+        UserId::new_random(),
+    );
+    assert_eq!(store.pair_count().await.unwrap(), 0);
+    assert!(!store.blocks(&a, &b).await.unwrap());
+    assert_eq!(
+        store.decide(&a, &b, true, T2).await.unwrap(),
+        Decided::Newer { flipped: true }
+    );
+    assert_eq!(store.decide(&a, &b, true, T2).await.unwrap(), Decided::Same);
+    // An unblock older than the block: nothing.
+    assert_eq!(
+        store.decide(&a, &b, false, T1).await.unwrap(),
+        Decided::Older
+    );
+    assert!(store.blocks(&a, &b).await.unwrap());
+    assert!(!store.blocks(&b, &a).await.unwrap(), "a block is one way");
+    assert!(!store.blocks(&a, &c).await.unwrap());
+    store.decide(&a, &c, false, T1).await.unwrap();
+    assert_eq!(store.pair_count().await.unwrap(), 2);
+}
+
+#[tokio::test]
+async fn the_latest_block_wins_on_both_stores() {
+    blocks_follow_the_rules(&MemoryBlocks::default()).await;
+    let client = likes_harness::client().await;
+    let table = format!("erase-requests-{}", uuid::Uuid::new_v4().simple());
+    create_table(&client, &ERASE_REQUESTS, &table)
+        .await
+        .expect("the table");
+    blocks_follow_the_rules(&DynamoBlocks::new(client, table)).await;
+}
+
+/// A blocked user's like and reaction of the blocker's post (its author known from its
+/// policy) are refused, nothing written, while others' are taken; the blocker's own lists of
+/// likers and reactors leave the blocked user out (and page on past them); anyone else's lists
+/// and every count are as before; an unblock is followed within the cache time.
+#[tokio::test(start_paused = true)]
+async fn a_blocked_user_cannot_like_the_blockers_posts_nor_shows_in_the_blockers_lists() {
+    let policies = Arc::new(Counted::default());
+    let blocks = Arc::new(MemoryBlocks::default());
+    let app = app(&policies, Defaults::default()).with_blocks(blocks.clone());
+    let (author, troll, fan) = ("auth0|author", "auth0|troll", "auth0|fan");
+    let post = PostId::new_random();
+    for who in [troll, fan] {
+        let (s, b, _) = call_as(&app, "PUT", &like_path(&post), who).await;
+        assert_eq!(s, 200, "{b}");
+        let (s, b, _) = call_as(&app, "PUT", &format!("/posts/{post}/reactions/love"), who).await;
+        assert_eq!(s, 200, "{b}");
+    }
+    let open = policy(author, true, Audience::Public, Audience::Public);
+    policies.decide(&post, &open, T1).await.unwrap();
+    let (a, t) = (
+        UserId::parse(author).unwrap(),
+        UserId::parse(troll).unwrap(),
+    );
+    blocks.decide(&a, &t, true, T1).await.unwrap();
+    tokio::time::advance(POLICY_TTL).await;
+
+    let (s, b, _) = call_as(&app, "DELETE", &like_path(&post), troll).await;
+    assert_eq!(s, 200, "an unlike is not refused: {b}");
+    for path in [like_path(&post), format!("/posts/{post}/reactions/love")] {
+        let (s, b, _) = call_as(&app, "PUT", &path, troll).await;
+        assert_eq!((s, code(&b)), (403, &json!("blocked")), "{path}: {b}");
+    }
+    assert_eq!(
+        app.likes.liked_at(&post, &t).await.unwrap(),
+        None,
+        "nothing written"
+    );
+    let (s, b, _) = call_as(&app, "PUT", &like_path(&post), fan).await;
+    assert_eq!(s, 200, "{b}");
+    // Their reaction stays (a block changes no count); the blocker does not see them.
+    let listed = |b: &Value| -> Vec<Value> {
+        let items = b["items"].as_array().cloned().unwrap_or_default();
+        items.iter().map(|i| i["user_id"].clone()).collect()
+    };
+    let reactors = format!("/posts/{post}/reactions/love/users");
+    let (_, b, _) = call_as(&app, "GET", &reactors, author).await;
+    assert_eq!(listed(&b), [json!(fan)], "{b}");
+    let (_, b, _) = call_as(&app, "GET", &reactors, fan).await;
+    assert_eq!(listed(&b).len(), 2, "anyone else sees both: {b}");
+    // A page of one: the blocked user's page is empty, and the listing goes on past it.
+    let (s, b, _) = call(
+        &app,
+        ApiEvent::new("GET", &reactors)
+            .query("limit=1")
+            .caller(author),
+    )
+    .await;
+    assert_eq!(s, 200, "{b}");
+    let mut seen = listed(&b);
+    if let Some(cursor) = b["next_cursor"].as_str() {
+        let query = format!("limit=1&cursor={cursor}");
+        let (_, b, _) = call(
+            &app,
+            ApiEvent::new("GET", &reactors).query(&query).caller(author),
+        )
+        .await;
+        seen.extend(listed(&b));
+    }
+    assert_eq!(seen, [json!(fan)]);
+
+    blocks.decide(&a, &t, false, T2).await.unwrap();
+    tokio::time::advance(POLICY_TTL).await;
+    let (s, b, _) = call_as(&app, "PUT", &like_path(&post), troll).await;
+    assert_eq!(s, 200, "unblocked: {b}");
+    let (_, b, _) = call_as(&app, "GET", &format!("/posts/{post}/likes"), author).await;
+    assert_eq!(listed(&b).len(), 2, "{b}");
 }

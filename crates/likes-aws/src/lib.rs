@@ -24,6 +24,6 @@ pub mod stream_batch;
 pub mod xray;
 
 pub use dynamo::{
-    DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoMilestones, DynamoPolicies,
-    DynamoSuppression, DynamoSuspensions,
+    DynamoBlocks, DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoMilestones,
+    DynamoPolicies, DynamoSuppression, DynamoSuspensions,
 };

@@ -18,8 +18,10 @@
 //! - [`erase`], [`erase_job`]: erasing a person's or a post's likes, and the queued job;
 //! - [`moderation`], [`suspend`], [`moderate`]: the product's decisions about users as recorded,
 //!   a user's items moved out of sight and back, and a decision applied (both together);
-//! - [`policy`]: a post's policy (new likes taken, who sees its counts and its likers).
+//! - [`policy`]: a post's policy (new likes taken, who sees its counts and its likers);
+//! - [`block`]: who blocks whom.
 
+pub mod block;
 pub mod bucket;
 pub mod control;
 pub mod erase;

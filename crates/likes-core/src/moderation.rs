@@ -51,6 +51,17 @@ pub trait Suspensions: Send + Sync {
     fn suspended_count(&self) -> Call<'_, i64>;
 }
 
+/// The latest `at` wins, for a decision whose subject starts with none (a post's policy, a
+/// pair's block): `Newer { flipped }` with `flipped` when nothing was recorded before.
+pub fn latest<T: PartialEq>(recorded: Option<(&T, &str)>, new: &T, at: &str) -> Decided {
+    match recorded {
+        None => Decided::Newer { flipped: true },
+        Some((_, when)) if when < at => Decided::Newer { flipped: false },
+        Some((was, when)) if when == at && was == new => Decided::Same,
+        Some(_) => Decided::Older,
+    }
+}
+
 /// What `decide` makes of the recorded decision (`recorded`: suspended, at) and a new one.
 pub fn compare(recorded: Option<(bool, &str)>, suspended: bool, at: &str) -> Decided {
     match recorded {

@@ -117,12 +117,7 @@ pub trait Policies: Send + Sync {
 
 /// What `decide` makes of the recorded policy (policy, at) and a new one.
 pub fn compare(recorded: Option<(&Policy, &str)>, new: &Policy, at: &str) -> Decided {
-    match recorded {
-        None => Decided::Newer { flipped: true },
-        Some((_, when)) if when < at => Decided::Newer { flipped: false },
-        Some((was, when)) if when == at && was == new => Decided::Same,
-        Some(_) => Decided::Older,
-    }
+    crate::moderation::latest(recorded, new, at)
 }
 
 #[cfg(test)]

@@ -21,14 +21,18 @@ pub const POST_DELETED: &str = "PostDeleted";
 pub const USER_SUSPENDED: &str = "UserSuspended";
 pub const USER_RESTORED: &str = "UserRestored";
 pub const POST_POLICY_CHANGED: &str = "PostPolicyChanged";
+pub const USER_BLOCKED: &str = "UserBlocked";
+pub const USER_UNBLOCKED: &str = "UserUnblocked";
 /// Every detail-type acted on: the bus's rule matches these (the template's
 /// `ProductEventsRule`, checked against this list by `e2e::template`).
-pub const DETAIL_TYPES: [&str; 5] = [
+pub const DETAIL_TYPES: [&str; 7] = [
     USER_DELETED,
     POST_DELETED,
     USER_SUSPENDED,
     USER_RESTORED,
     POST_POLICY_CHANGED,
+    USER_BLOCKED,
+    USER_UNBLOCKED,
 ];
 
 /// What the product decided.
@@ -50,6 +54,14 @@ pub enum Decision {
     PolicyChanged {
         post: PostId,
         policy: Policy,
+        at: String,
+    },
+    /// `blocker` blocks `blocked` (or no longer does) as of `at`, each pair's latest `at`
+    /// winning (`crate::block`).
+    Blocked {
+        blocker: UserId,
+        blocked: UserId,
+        blocking: bool,
         at: String,
     },
 }
@@ -106,6 +118,13 @@ struct PolicyDetail {
     counts: String,
     #[serde(default = "public")]
     likers: String,
+    at: String,
+}
+
+#[derive(Deserialize)]
+struct BlockDetail {
+    blocker_id: String,
+    blocked_id: String,
     at: String,
 }
 
@@ -186,6 +205,19 @@ fn event(value: Value) -> Result<ProductEvent, Malformed> {
             Decision::PolicyChanged {
                 post,
                 policy,
+                at: instant(&d.at).map_err(wrong)?,
+            }
+        }
+        USER_BLOCKED | USER_UNBLOCKED => {
+            let d: BlockDetail =
+                serde_json::from_value(envelope.detail).map_err(|e| wrong(e.to_string()))?;
+            let id = |field: &'static str, raw: &str| {
+                UserId::parse_field(field, raw).map_err(|e| wrong(e.to_string()))
+            };
+            Decision::Blocked {
+                blocker: id("blocker_id", &d.blocker_id)?,
+                blocked: id("blocked_id", &d.blocked_id)?,
+                blocking: detail_type == USER_BLOCKED,
                 at: instant(&d.at).map_err(wrong)?,
             }
         }
@@ -328,6 +360,13 @@ mod tests {
                     json!({"post_id": "p", "at": "2026-12-07T10:00:00Z"}),
                 ),
                 "author_id",
+            ),
+            (
+                put(
+                    USER_BLOCKED,
+                    json!({"blocker_id": "a", "at": "2026-12-07T10:00:00Z"}),
+                ),
+                "blocked_id",
             ),
         ];
         for (body, why) in cases {

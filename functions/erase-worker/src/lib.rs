@@ -55,6 +55,9 @@ pub struct Worker<S> {
     /// The posts' policies (`likes_core::policy`), for the product's `PostPolicyChanged`.
     /// Without it, those are retried.
     pub policies: Option<Arc<dyn likes_core::policy::Policies>>,
+    /// Who blocks whom (`likes_core::block`), for the product's `UserBlocked` and
+    /// `UserUnblocked`. Without it, those are retried.
+    pub blocks: Option<Arc<dyn likes_core::block::Blocks>>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -72,7 +75,7 @@ pub enum Outcome {
     Moderated(usize),
     /// A decision older than the one recorded: nothing to do.
     Superseded,
-    /// A post's policy recorded (the API follows it within its cache time).
+    /// A post's policy, or a block, recorded (the API follows it within its cache time).
     PolicySet,
 }
 

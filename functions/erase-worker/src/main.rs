@@ -11,8 +11,10 @@ use lambda_runtime::{service_fn, Error, LambdaEvent};
 use likes_aws::env::FunctionEnv;
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
 use likes_aws::{
-    lambda, sdk, DynamoErasureRequests, DynamoLikes, DynamoPolicies, DynamoSuspensions,
+    lambda, sdk, DynamoBlocks, DynamoErasureRequests, DynamoLikes, DynamoPolicies,
+    DynamoSuspensions,
 };
+use likes_core::block::Blocks;
 use likes_core::erase_job::{EraseQueue, ErasureRequests};
 use likes_core::moderation::Suspensions;
 use likes_core::policy::Policies;
@@ -34,10 +36,14 @@ async fn main() -> Result<(), Error> {
     let suspensions = env.erase_requests_table.as_ref().map(|table| {
         Arc::new(DynamoSuspensions::new(dynamo.clone(), table)) as Arc<dyn Suspensions>
     });
-    // So do the posts' policies.
+    // So do the posts' policies and the users' blocks.
     let policies = env
         .erase_requests_table
+        .as_ref()
         .map(|table| Arc::new(DynamoPolicies::new(dynamo.clone(), table)) as Arc<dyn Policies>);
+    let blocks = env
+        .erase_requests_table
+        .map(|table| Arc::new(DynamoBlocks::new(dynamo.clone(), table)) as Arc<dyn Blocks>);
     let worker = Worker {
         likes: DynamoLikes::new(dynamo, env.tables.likes),
         empty_sweeps: 2,
@@ -49,6 +55,7 @@ async fn main() -> Result<(), Error> {
         rejects,
         suspensions,
         policies,
+        blocks,
     };
     let worker = &worker;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {

@@ -75,6 +75,21 @@ impl<S: EraseStore> Worker<S> {
             Decision::PolicyChanged { post, policy, at } => {
                 self.policy_changed(&post, &policy, &at).await
             }
+            Decision::Blocked {
+                blocker,
+                blocked,
+                blocking,
+                at,
+            } => {
+                let Some(blocks) = &self.blocks else {
+                    return Outcome::Retry("a block, and nowhere to record it".into());
+                };
+                match blocks.decide(&blocker, &blocked, blocking, &at).await {
+                    Ok(d) if d.stands() => Outcome::PolicySet,
+                    Ok(_) => Outcome::Superseded,
+                    Err(e) => Outcome::Retry(format!("a block not recorded: {e}")),
+                }
+            }
         }
     }
 

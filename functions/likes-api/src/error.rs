@@ -68,6 +68,15 @@ impl ApiError {
         )
     }
 
+    /// A like or reaction of a post whose author blocks the caller.
+    pub fn blocked() -> Self {
+        Self::new(
+            403,
+            "blocked",
+            "this post's author blocks you: you cannot like or react to it",
+        )
+    }
+
     /// Who liked or reacted to this post is its author's to see (its policy).
     pub fn likers_private() -> Self {
         Self::new(

@@ -4,6 +4,7 @@
 //! driven by a constructed event in tests and by the local API Gateway stand-in. Each route is one
 //! method below; `routes` maps requests to them and `request` reads what they need.
 
+pub mod blocks;
 pub mod count_cache;
 mod count_reads;
 pub mod cursor;
@@ -72,6 +73,8 @@ pub struct App<L, C> {
     pub suspended: Option<suspended::Gate>,
     /// The posts' policies; every post public and taking likes unless given (`with_policies`).
     pub policies: policies::PolicyGate,
+    /// Who blocks whom; nobody unless given (`with_blocks`).
+    pub blocks: blocks::BlockGate,
 }
 
 /// A JSON answer no cache may keep (`no-store`): the caller's own data, a write's result, an
@@ -114,11 +117,22 @@ pub(crate) fn page_json<T>(
     cursor: impl Fn(&T) -> String,
     item: impl Fn(&T) -> Value,
 ) -> Value {
+    page_json_kept(page, |_| true, cursor, item)
+}
+
+/// [`page_json`] of the items `keep` keeps; the cursor still resumes after the page's last
+/// item, kept or not, so that a page of left-out items never ends the listing.
+pub(crate) fn page_json_kept<T>(
+    page: &Page<T>,
+    keep: impl Fn(&T) -> bool,
+    cursor: impl Fn(&T) -> String,
+    item: impl Fn(&T) -> Value,
+) -> Value {
     let next = match (page.more, page.items.last()) {
         (true, Some(last)) => Some(cursor(last)),
         _ => None,
     };
-    let items: Vec<Value> = page.items.iter().map(item).collect();
+    let items: Vec<Value> = page.items.iter().filter(|i| keep(i)).map(item).collect();
     json!({ "items": items, "next_cursor": next })
 }
 
@@ -171,7 +185,13 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             summary_mine: SummaryMine::Strong,
             suspended: None,
             policies: policies::PolicyGate::default(),
+            blocks: blocks::BlockGate::default(),
         }
+    }
+
+    pub fn with_blocks(mut self, store: Arc<dyn likes_core::block::Blocks>) -> Self {
+        self.blocks = blocks::BlockGate::new(Some(store));
+        self
     }
 
     /// Posts' policies from `store` (none: every post follows `defaults`).
@@ -292,8 +312,15 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
         }
         // A post that takes no likes refuses new ones; unlikes still work.
         if let Route::Like(post) | Route::React(post, _) = &routed {
-            if !self.policies.in_force(post).await?.likes_on {
+            let policy = self.policies.in_force(post).await?;
+            if !policy.likes_on {
                 return Err(ApiError::likes_disabled().into());
+            }
+            // Nor does a post take likes from those its author blocks.
+            if let Some(author) = &policy.author {
+                if self.blocks.blocks(author, &me).await? {
+                    return Err(ApiError::blocked().into());
+                }
             }
         }
         // Likers kept private are the author's to see.
@@ -341,7 +368,7 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
                 Ok(Reply::Cacheable(hidden, etag::SUMMARY))
             }
             Route::MyLikes => self.my_likes(req, me).await.map(fresh),
-            Route::Likers(post) => self.likers(req, &post).await.map(fresh),
+            Route::Likers(post) => self.likers(req, &post, me).await.map(fresh),
             Route::Summary => Ok(Reply::Cacheable(
                 self.summary(req, me).await?,
                 etag::SUMMARY,
@@ -360,7 +387,7 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
                 }
                 Ok(fresh(answer))
             }
-            Route::Reactors(post, kind) => self.reactors(req, &post, &kind).await.map(fresh),
+            Route::Reactors(post, kind) => self.reactors(req, &post, &kind, me).await.map(fresh),
             Route::Options(allow) => Ok(Reply::NoContent(allow)),
         }
     }

@@ -11,7 +11,7 @@ use likes_api::{App, Auth, CountCache};
 use likes_aws::env::{AuthBy, FunctionEnv, LikerIdsSetting};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
 use likes_aws::{
-    lambda, sdk, DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoPolicies,
+    lambda, sdk, DynamoBlocks, DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoPolicies,
     DynamoSuspensions,
 };
 
@@ -60,6 +60,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         // So do the posts' policies.
         let policies = Arc::new(DynamoPolicies::new(client.clone(), &table));
         app = app.with_policies(Some(policies), env.tuning.policy_defaults);
+        app = app.with_blocks(Arc::new(DynamoBlocks::new(client.clone(), &table)));
         app = app.with_erasure_requests(Arc::new(DynamoErasureRequests::new(client, table)));
     }
     let app = Arc::new(app);

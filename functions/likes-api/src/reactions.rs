@@ -11,7 +11,7 @@ use likes_core::{CountsRead, Kind, Mode, PostId, ReactionsStore, UserId};
 use serde_json::{json, Map, Value};
 
 use crate::request::{expect_no_body, limit, query_param, write_token};
-use crate::{cursor, page_json, public_count, Answer, ApiError, App};
+use crate::{cursor, page_json_kept, public_count, Answer, ApiError, App};
 
 /// Each configured kind's count (0 when none), and their total: what a client shows. A kind
 /// no longer configured is not shown.
@@ -127,7 +127,13 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
     }
 
     /// Who reacted with `kind`, newest first, paged as the likers are.
-    pub(crate) async fn reactors(&self, req: &Request, post: &PostId, raw: &str) -> Answer {
+    pub(crate) async fn reactors(
+        &self,
+        req: &Request,
+        post: &PostId,
+        raw: &str,
+        me: &UserId,
+    ) -> Answer {
         let kind = self.kind(raw)?;
         let limit = limit(req)?;
         let after = query_param(req, "cursor")?
@@ -137,8 +143,11 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             .likes
             .reactors_of_post(post, &kind, limit, after)
             .await?;
-        Ok(page_json(
+        let left_out = self.left_out(post, me, page.items.iter().map(|i| &i.user_id));
+        let left_out = left_out.await?;
+        Ok(page_json_kept(
             &page,
+            |i| !left_out.contains(&i.user_id),
             |last| self.liker_ids.seal(cursor::encode_likers(post, last)),
             |i| json!({ "user_id": self.liker_ids.show(&i.user_id), "reacted_at": i.liked_at }),
         ))

@@ -140,6 +140,10 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
             &settings.erase_requests_table,
         ))),
         policies: Some(Arc::new(likes_aws::DynamoPolicies::new(
+            worker_dynamo.clone(),
+            &settings.erase_requests_table,
+        ))),
+        blocks: Some(Arc::new(likes_aws::DynamoBlocks::new(
             worker_dynamo,
             &settings.erase_requests_table,
         ))),
@@ -259,11 +263,15 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     )))
     .with_policies(
         Some(Arc::new(likes_aws::DynamoPolicies::new(
-            api_dynamo,
+            api_dynamo.clone(),
             &settings.erase_requests_table,
         ))),
         settings.tuning.policy_defaults,
     )
+    .with_blocks(Arc::new(likes_aws::DynamoBlocks::new(
+        api_dynamo,
+        &settings.erase_requests_table,
+    )))
     .with_limits(settings.limits)
     .with_reactions(settings.reactions.clone())
     .with_liker_ids(liker_ids);

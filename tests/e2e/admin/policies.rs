@@ -1,8 +1,9 @@
 //! A post's policy through `make dev`'s bus: `PutEvents` of `PostPolicyChanged` on
 //! `likes-product` closes the post to new likes (403 `likes_disabled`; unlikes still work) and
 //! keeps its count and its likers to its author (`count_hidden`, 403 `likers_private` to anyone
-//! else) within the API's cache time; a later policy opens it again, and `likes-admin
-//! set-policy` closes it as the product would. Every call is the lab's:
+//! else) within the API's cache time; a later policy opens it again; the author's block
+//! refuses the blocked user's like (403 `blocked`) and leaves them out of the author's list of
+//! likers; and `likes-admin set-policy` closes the post as the product would. Every call is the lab's:
 //! the worker records the policy, the API reads it, as their roles allow.
 
 use serde_json::{json, Value};
@@ -63,6 +64,28 @@ fn a_posts_policy_on_the_bus_closes_it_and_keeps_counts_and_likers_to_its_author
     });
     let (s, body) = get(&local, "/posts/pp/likes", &f);
     assert_eq!(s, 200, "likers public again: {body}");
+
+    // The author blocks a user: their like of the author's post refused, and the author's
+    // list of likers leaves them out (an earlier like of theirs stays counted).
+    like(&local, "pp", &late);
+    let block = json!({"blocker_id": author, "blocked_id": "auth0|policy-late",
+        "at": likes_core::time::now_ts()});
+    local.put_product_event("UserBlocked", &block);
+    wait_until("the blocked user's like refused", || {
+        // Liked already: a 200 changes nothing until the block is followed.
+        let (s, body) =
+            http(local.stack.port, "PUT", "/posts/pp/like", Some(&late)).expect("an answer");
+        assert!(s == 200 || body["error"]["code"] == "blocked", "{s} {body}");
+        s == 403
+    });
+    let lists_late = |tok: &str| {
+        let (s, body) = get(&local, "/posts/pp/likes", tok);
+        assert_eq!(s, 200, "{body}");
+        let items = body["items"].as_array().cloned().unwrap_or_default();
+        items.iter().any(|i| i["user_id"] == "auth0|policy-late")
+    };
+    assert!(!lists_late(&a), "the blocker does not see them");
+    assert!(lists_late(&f), "anyone else does");
 
     // An operator's policy, dated now, is the latest: followed as the product's are.
     let report = local

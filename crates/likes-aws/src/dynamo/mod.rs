@@ -5,6 +5,7 @@
 //! tests and the local stack; [`calls`] carries batch calls and Query pages to their end;
 //! [`classify`] sorts SDK failures.
 
+pub mod blocks;
 pub mod calls;
 pub mod classify;
 pub mod counts;
@@ -19,6 +20,7 @@ pub mod suspensions;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+pub use blocks::DynamoBlocks;
 pub use counts::DynamoCounts;
 pub use erasures::DynamoErasureRequests;
 pub use likes::DynamoLikes;

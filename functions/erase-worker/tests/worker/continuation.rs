@@ -35,6 +35,7 @@ fn worker(t: &Tables, queue: &Arc<RecordedQueue>) -> Worker<DynamoLikes> {
         rejects: None,
         suspensions: None,
         policies: None,
+        blocks: None,
     }
 }
 

@@ -47,6 +47,7 @@ async fn a_job_asked_for_again_while_it_ran_goes_on_to_the_later_request() {
         rejects: None,
         suspensions: None,
         policies: None,
+        blocks: None,
     };
     // Requested at T1, then again at T2 while the T1 message was on its way.
     let first = pending.request(&me, "job-1", T1).await.unwrap();
@@ -103,6 +104,7 @@ async fn a_like_stamped_before_the_request_and_written_late_is_erased() {
         rejects: None,
         suspensions: None,
         policies: None,
+        blocks: None,
     };
     let job = EraseJob {
         job_id: "late".into(),
@@ -170,6 +172,7 @@ async fn the_workers_role_allows_noting_its_continuation_on_dynamodb() {
         rejects: None,
         suspensions: None,
         policies: None,
+        blocks: None,
     };
     let body = serde_json::to_string(&first.job(&me)).unwrap();
     assert_eq!(worker.run_job(&body, None).await, Outcome::Continued(1));
@@ -218,6 +221,7 @@ async fn an_erase_leaves_nothing_of_a_like_its_index_shows_late() {
         rejects: None,
         suspensions: None,
         policies: None,
+        blocks: None,
     };
     let job = EraseJob {
         job_id: "through-lag".into(),

@@ -10,7 +10,9 @@ use std::time::Duration;
 use erase_worker::{Outcome, Worker};
 use likes_aws::DynamoLikes;
 use likes_core::erase_job::{EraseJob, EraseQueue};
-use likes_core::product_event::{POST_DELETED, POST_POLICY_CHANGED, USER_DELETED};
+use likes_core::product_event::{
+    POST_DELETED, POST_POLICY_CHANGED, USER_BLOCKED, USER_DELETED, USER_UNBLOCKED,
+};
 use likes_core::{PostId, UserId};
 use likes_harness::{lab, RecordedQueue, Tables};
 use serde_json::{json, Value};
@@ -31,6 +33,7 @@ fn worker(
         rejects: Some(Arc::clone(rejects) as Arc<dyn EraseQueue>),
         suspensions: None,
         policies: None,
+        blocks: None,
     }
 }
 
@@ -229,6 +232,7 @@ fn the_schemas_accept_what_the_worker_acts_on_and_refuse_the_malformed() {
     let (user, post) = (schema("user-deleted.json"), schema("post-deleted.json"));
     let moderated = schema("user-suspended.json");
     let policy = schema("post-policy-changed.json");
+    let block = schema("user-blocked.json");
     for detail_type in [
         likes_core::product_event::USER_SUSPENDED,
         likes_core::product_event::USER_RESTORED,
@@ -270,6 +274,16 @@ fn the_schemas_accept_what_the_worker_acts_on_and_refuse_the_malformed() {
             POST_POLICY_CHANGED,
             json!({"post_id": "p.1", "author_id": "auth0|a", "at": at}),
         ),
+        (
+            &block,
+            USER_BLOCKED,
+            json!({"blocker_id": "auth0|a", "blocked_id": "auth0|b", "at": at}),
+        ),
+        (
+            &block,
+            USER_UNBLOCKED,
+            json!({"blocker_id": "auth0|a", "blocked_id": "auth0|b", "at": at}),
+        ),
     ] {
         assert!(schema.is_valid(&detail), "{detail}");
         let body = event("e", detail_type, detail.clone());
@@ -291,6 +305,11 @@ fn the_schemas_accept_what_the_worker_acts_on_and_refuse_the_malformed() {
             &policy,
             POST_POLICY_CHANGED,
             json!({"post_id": "p", "counts": "author", "at": at}),
+        ),
+        (
+            &block,
+            USER_BLOCKED,
+            json!({"blocker_id": "a", "blocked_id": "b c", "at": at}),
         ),
     ] {
         assert!(!schema.is_valid(&detail), "{detail}");

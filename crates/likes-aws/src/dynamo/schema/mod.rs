@@ -209,6 +209,12 @@ pub mod erase_requests {
     pub const LIKERS: &str = "likers";
     /// How many posts have a policy: the item `policy#~count`, attribute `n`.
     pub const POLICY_COUNT_KEY: &str = "policy#~count";
+    /// Who blocks whom shares it under `block#<blocker>#<blocked>` (`dynamo::blocks`): blocking
+    /// or not, as of `decided_at`.
+    pub const BLOCK_PREFIX: &str = "block#";
+    pub const BLOCKING: &str = "blocking";
+    /// How many pairs ever had a decision: the item `block#~count`, attribute `n`.
+    pub const BLOCK_COUNT_KEY: &str = "block#~count";
 }
 
 pub const LIKES: TableDef = TableDef {

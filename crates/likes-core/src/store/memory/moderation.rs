@@ -1,10 +1,11 @@
-//! The users' moderation state and the posts' policies in memory, recorded as the DynamoDB
+//! The users' moderation state, the posts' policies and the users' blocks in memory, recorded as the DynamoDB
 //! stores record them.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::poisoned;
+use crate::block::{self, Blocks};
 use crate::erase_job::Call;
 use crate::ids::{PostId, UserId};
 use crate::moderation::{compare, Decided, Suspensions};
@@ -74,6 +75,48 @@ impl Policies for MemoryPolicies {
         Box::pin(async move {
             let posts = self.posts.lock().map_err(|_| poisoned())?;
             Ok(posts.len() as i64)
+        })
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct MemoryBlocks {
+    /// Each (blocker, blocked) pair's decision: blocking, as of when.
+    pairs: Mutex<HashMap<(UserId, UserId), (bool, String)>>,
+}
+
+impl Blocks for MemoryBlocks {
+    fn decide<'a>(
+        &'a self,
+        blocker: &'a UserId,
+        blocked: &'a UserId,
+        blocking: bool,
+        at: &'a str,
+    ) -> Call<'a, Decided> {
+        Box::pin(async move {
+            let mut pairs = self.pairs.lock().map_err(|_| poisoned())?;
+            let key = (blocker.clone(), blocked.clone());
+            let recorded = pairs.get(&key).map(|(b, t)| (*b, t.as_str()));
+            let decided = block::compare(recorded, blocking, at);
+            if matches!(decided, Decided::Newer { .. }) {
+                pairs.insert(key, (blocking, at.to_owned()));
+            }
+            Ok(decided)
+        })
+    }
+
+    fn blocks<'a>(&'a self, blocker: &'a UserId, blocked: &'a UserId) -> Call<'a, bool> {
+        Box::pin(async move {
+            let pairs = self.pairs.lock().map_err(|_| poisoned())?;
+            let key = (blocker.clone(), blocked.clone());
+            Ok(pairs.get(&key).is_some_and(|(b, _)| *b))
+        })
+    }
+
+    fn pair_count(&self) -> Call<'_, i64> {
+        Box::pin(async move {
+            let pairs = self.pairs.lock().map_err(|_| poisoned())?;
+            Ok(pairs.len() as i64)
         })
     }
 }
