@@ -128,7 +128,7 @@ async function refreshSummary() {
     for (const item of body.items) {
       const li = postEl(item.post_id);
       if (!li) continue;
-      li.querySelector(".count").textContent = String(item.like_count);
+      showCount(li.querySelector(".count"), item);
       if (!li.classList.contains("busy")) showLiked(li, item.liked_by_me);
       showReactions(li, item);
     }
@@ -141,6 +141,19 @@ async function refreshSummary() {
       state.again = false;
       refreshSummary();
     }
+  }
+}
+
+// A count the post's author keeps to themselves (its policy) shows as hidden; one the API could
+// not read this time, as a dash.
+function showCount(el, item) {
+  el.classList.toggle("hidden-count", Boolean(item.count_hidden));
+  if (item.count_hidden) {
+    el.textContent = "🔒";
+    el.title = "Only the author sees this count";
+  } else {
+    el.textContent = item.like_count === null ? "–" : String(item.like_count);
+    el.title = "";
   }
 }
 
@@ -192,8 +205,19 @@ async function openLikers(postId, more = false) {
   try {
     let path = `/posts/${encodeURIComponent(postId)}/likes?limit=${PAGE}`;
     if (more && state.likers.cursor) path += `&cursor=${encodeURIComponent(state.likers.cursor)}`;
-    const body = await (await api("GET", path)).json();
+    const resp = await api("GET", path, { allow: [403] });
+    const body = await resp.json();
     if (load !== state.likersLoad) return;
+    if (resp.status === 403) {
+      // The author keeps who liked it to themselves (its policy), or another refusal.
+      const text = body.error && body.error.code === "likers_private"
+        ? "Only the post's author sees who liked it." : `${body.error && body.error.message}`;
+      $("likers-list").append(Object.assign(document.createElement("li"), {
+        className: "empty private", textContent: text,
+      }));
+      $("likers-more").hidden = true;
+      return;
+    }
     for (const item of body.items) $("likers-list").append(person(item.user_id, item.liked_at));
     if (!more && body.items.length === 0) {
       $("likers-list").append(Object.assign(document.createElement("li"), {

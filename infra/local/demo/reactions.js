@@ -152,7 +152,8 @@ async function settle(token, postId) {
       const path = `/posts/${encodeURIComponent(postId)}/reactions`;
       const body = await (await api("GET", path)).json();
       if (token === state.token && state.pending.get(postId) === 0) {
-        showCounts(li, body.counts);
+        // Null when the post's author keeps its counts to themselves.
+        if (body.counts) showCounts(li, body.counts);
         showMine(li, body.mine);
       }
     } catch (e) {

@@ -13,16 +13,50 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use likes_core::UserId;
+use likes_core::policy::{Audience, Policies, Policy};
+use likes_core::{PostId, UserId};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
+use crate::error::LocalError;
 use crate::jwt;
 
 const INDEX: &str = include_str!("../demo/index.html");
 const APP: &str = include_str!("../demo/app.js");
 const REACTIONS: &str = include_str!("../demo/reactions.js");
 const STYLE: &str = include_str!("../demo/style.css");
+
+/// The demo's authors' policies (`LIKES_DEMO_POLICIES`): carol keeps the count and the likers of
+/// "Learning the cello at 40" to herself; dave turned likes off on "Fixing a bike in the rain".
+/// Dated early in the year, so that any policy put on the bus since wins.
+pub const DEMO_POLICIES: [(&str, &str, bool, Audience); 2] = [
+    ("demo-post-12", "carol", true, Audience::Author),
+    ("demo-post-14", "dave", false, Audience::Public),
+];
+
+pub async fn seed_policies(store: &dyn Policies) -> Result<(), LocalError> {
+    for (post, author, likes_on, hidden) in DEMO_POLICIES {
+        let (post, author) = match (PostId::parse(post), UserId::parse(author)) {
+            (Ok(p), Ok(a)) => (p, a),
+            _ => {
+                return Err(LocalError::Setup(format!(
+                    "a demo policy's ids: {post}, {author}"
+                )))
+            }
+        };
+        let policy = Policy {
+            author,
+            likes_on,
+            counts: hidden,
+            likers: hidden,
+        };
+        store
+            .decide(&post, &policy, "2026-01-01T00:00:00.000Z")
+            .await
+            .map_err(|e| LocalError::Setup(format!("the demo's policies: {e}")))?;
+    }
+    Ok(())
+}
 
 /// How long a demo token lasts: a session at the page.
 const TOKEN_TTL_SECS: i64 = 3600;

@@ -106,6 +106,11 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
         product_bus::PRODUCT_SOURCE
     );
     setup::ensure_table(&dynamo, &ERASE_REQUESTS, &settings.erase_requests_table).await?;
+    if settings.demo_policies {
+        let policies =
+            likes_aws::DynamoPolicies::new(dynamo.clone(), &settings.erase_requests_table);
+        demo::seed_policies(&policies).await?;
+    }
     // The API and the worker each with its own clients: each role's calls are its own.
     let (api_dynamo, api_sqs) = (
         aws_sdk_dynamodb::Client::new(&roles.api),

@@ -70,6 +70,9 @@ pub struct Settings {
     /// `LIKES_LAB_READ_LAG_MS` (default 0).
     pub lab_iam: bool,
     pub read_lag: std::time::Duration,
+    /// The demo's authors' policies, recorded at start (`LIKES_DEMO_POLICIES`, default `on`):
+    /// a post whose count and likers are its author's, and one closed to likes.
+    pub demo_policies: bool,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -165,6 +168,17 @@ impl Settings {
                 "a number of milliseconds",
                 0,
             )?),
+            demo_policies: match var("LIKES_DEMO_POLICIES").as_deref() {
+                None | Some("on") => true,
+                Some("off") => false,
+                Some(other) => {
+                    return Err(SettingsError::Invalid {
+                        name: "LIKES_DEMO_POLICIES",
+                        value: other.to_owned(),
+                        what: "on or off",
+                    })
+                }
+            },
         })
     }
 }

@@ -1,12 +1,14 @@
 //! The API from a web page, in a real browser (headless Chromium over WebDriver, see
 //! `webdriver`): a page on an allowed origin uses the whole API through `fetch`; a page on
-//! another origin is refused by the browser itself; the demo page works as a person uses it.
+//! another origin is refused by the browser itself; the demo page works as a person uses it,
+//! the authors' policies included.
 //! And, over plain HTTP, the gateway's CORS answers the browser relies on, errors included.
 //!
 //! Without chromium and chromedriver these tests fail, naming what to install.
 
 use crate::common;
 mod cors;
+mod policies;
 mod reactions;
 mod webdriver;
 

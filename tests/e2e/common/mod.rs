@@ -126,6 +126,8 @@ impl Stack {
             opts.published_events.as_deref().unwrap_or("none"),
         );
         cmd.env_remove("LIKES_CALLER_LIMITS");
+        // No demo policies unless a test asks: the others' posts follow the defaults.
+        cmd.env("LIKES_DEMO_POLICIES", "off");
         if opts.limits.is_empty() {
             cmd.env("LIKES_CALLER_LIMITS", "off");
         }
