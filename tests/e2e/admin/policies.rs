@@ -47,6 +47,10 @@ fn a_posts_policy_on_the_bus_closes_it_and_keeps_counts_and_likers_to_its_author
     assert!(s == 200 && body["like_count"].as_i64() >= Some(1), "{body}");
     let (s, body) = get(&local, "/posts/pp/likes", &f);
     assert_eq!((s, &body["error"]["code"]), (403, &json!("likers_private")));
+    // `among` is a list of likers too.
+    let among = format!("/posts/pp/likes?among={fan},{author}");
+    let (s, body) = get(&local, &among, &f);
+    assert_eq!((s, &body["error"]["code"]), (403, &json!("likers_private")));
     let (s, body) = get(&local, "/posts/pp/likes", &a);
     assert_eq!(s, 200, "{body}");
     let listed: Vec<&Value> = body["items"].as_array().expect("items").iter().collect();
@@ -86,6 +90,17 @@ fn a_posts_policy_on_the_bus_closes_it_and_keeps_counts_and_likers_to_its_author
     };
     assert!(!lists_late(&a), "the blocker does not see them");
     assert!(lists_late(&f), "anyone else does");
+    // And so with `among`: which of the named liked it.
+    let among = |tok: &str| {
+        let (s, body) = get(
+            &local,
+            "/posts/pp/likes?among=auth0|policy-late,nobody",
+            tok,
+        );
+        assert_eq!(s, 200, "{body}");
+        body["items"].as_array().map_or(0, Vec::len)
+    };
+    assert_eq!((among(&a), among(&f)), (0, 1));
 
     // An operator's policy, dated now, is the latest: followed as the product's are.
     let report = local
