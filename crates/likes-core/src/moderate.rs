@@ -79,15 +79,18 @@ async fn converge<S: EraseStore>(
     let mut state = suspensions.is_suspended(user).await?;
     for _ in 0..ROUNDS {
         if state {
-            moved += hide_user(store, user, sweep).await?;
+            let hide = hide_user(store, user, sweep);
+            moved += while_decided(hide, suspensions, user, true).await?;
             tokio::time::sleep_until(settled).await;
             // Restored while this run waited: no second sweep out of sight; the next round
             // brings back what the first moved.
             if suspensions.is_suspended(user).await? {
-                moved += hide_user(store, user, sweep).await?;
+                let hide = hide_user(store, user, sweep);
+                moved += while_decided(hide, suspensions, user, true).await?;
             }
         } else {
-            moved += unhide_user(store, user, sweep).await?;
+            let unhide = unhide_user(store, user, sweep);
+            moved += while_decided(unhide, suspensions, user, false).await?;
         }
         let now = suspensions.is_suspended(user).await?;
         if now == state {
@@ -98,4 +101,96 @@ async fn converge<S: EraseStore>(
     Err(StoreError::Unavailable(format!(
         "{user}'s suspension kept changing over {ROUNDS} sweeps"
     )))
+}
+
+/// How often a sweep checks that the decision it sweeps for still stands.
+const WATCH: Duration = Duration::from_millis(500);
+
+/// Runs `sweep` while the user's recorded state is `state`: a sweep for a decision a later one
+/// replaced stops (each move is one step, so stopping between any two is safe), instead of
+/// moving items back and forth against the sweep of that later decision until one of them
+/// finds nothing. What it moved before it stopped is not counted.
+async fn while_decided(
+    sweep: impl std::future::Future<Output = Result<usize, StoreError>>,
+    suspensions: &dyn Suspensions,
+    user: &UserId,
+    state: bool,
+) -> Result<usize, StoreError> {
+    let replaced = async {
+        loop {
+            tokio::time::sleep(WATCH).await;
+            if suspensions.is_suspended(user).await? != state {
+                return Ok::<_, StoreError>(());
+            }
+        }
+    };
+    tokio::select! {
+        moved = sweep => moved,
+        replaced = replaced => replaced.map(|()| 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::ids::PostId;
+    use crate::store::memory::{MemoryLikes, MemorySuspensions};
+    use crate::store::LikesStore;
+    use crate::write_token::WriteToken;
+
+    /// A suspension and a restore applied at once, in every interleaving the scheduler finds:
+    /// the user ends as the later decision says, nothing left hidden after the restore.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn racing_decisions_converge_on_the_latest() {
+        for round in 0..12u64 {
+            let store = Arc::new(MemoryLikes::default());
+            let state = Arc::new(MemorySuspensions::default());
+            let user = UserId::new_random();
+            for _ in 0..30 {
+                let at = crate::time::now_ts();
+                let post = PostId::new_random();
+                store
+                    .like(&post, &user, &at, &WriteToken::random())
+                    .await
+                    .unwrap();
+            }
+            let run = |suspended: bool, at: &'static str, delay: u64| {
+                let (store, state, user) = (store.clone(), state.clone(), user.clone());
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(delay)).await;
+                    let sweep = Sweep {
+                        progress: &|_| {},
+                        empty_sweeps: 2,
+                        pause: Duration::from_millis(2),
+                        before: None,
+                    };
+                    let settle = Duration::from_millis(20);
+                    apply(
+                        store.as_ref(),
+                        state.as_ref(),
+                        &user,
+                        suspended,
+                        at,
+                        &sweep,
+                        settle,
+                    )
+                    .await
+                    .unwrap()
+                })
+            };
+            let t1 = "2026-12-07T10:00:00.000Z";
+            let t2 = "2026-12-07T11:00:00.000Z";
+            let a = run(true, t1, 0);
+            let b = run(false, t2, (round * 3) % 30);
+            // A redelivery of the suspension, racing both.
+            let c = run(true, t1, (round * 7) % 40);
+            let _ = (a.await.unwrap(), b.await.unwrap(), c.await.unwrap());
+            assert!(!state.is_suspended(&user).await.unwrap());
+            let (hidden, _) = store.hidden(&user, None).await.unwrap();
+            let (visible, _) = store.user_likes(&user, None, None).await.unwrap();
+            assert_eq!((hidden.len(), visible.len()), (0, 30), "round {round}");
+        }
+    }
 }

@@ -1,10 +1,13 @@
 //! The erase queue, played locally: an SQS queue on the emulator with a dead-letter queue (the
 //! template's `EraseQueue` and `EraseDeadLetterQueue`), and a poller that does what Lambda's
-//! SQS event source mapping does — receive a batch, invoke the worker, delete the messages it
-//! did not report as failures. A failed message stays in the queue and reappears after the
+//! SQS event source mapping (`EraseJobsMapping`) does — one message per invocation of the worker
+//! (`BatchSize: 1`), at most `CONCURRENCY` at once (`MaximumConcurrency`), deleting each unless
+//! the worker reported it failed: a suspension waiting out its settle holds one slot, not the
+//! queue. A failed message stays in the queue and reappears after the
 //! visibility timeout; after `MAX_RECEIVES` it moves to the dead-letter queue. The messages
 //! live in the emulator, so a job outlives a crash of the stack.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use aws_lambda_events::event::sqs::SqsEvent;
@@ -13,6 +16,7 @@ use aws_sdk_sqs::types::QueueAttributeName;
 use erase_worker::Worker;
 use likes_aws::DynamoLikes;
 use likes_sim::sqs::message;
+use tokio::sync::Semaphore;
 
 use crate::error::LocalError;
 use crate::sqs_poll;
@@ -25,6 +29,8 @@ pub const MAX_RECEIVES: u32 = 5;
 /// abandoned by a crashed stack comes back within seconds here.
 pub const VISIBILITY_SECS: i32 = 10;
 const POLL_PAUSE: Duration = Duration::from_millis(500);
+/// As the template's `EraseJobsMapping`'s `MaximumConcurrency`.
+pub const CONCURRENCY: usize = 5;
 
 fn setup_err(e: impl std::fmt::Display) -> LocalError {
     LocalError::Setup(format!("the erase queue: {e}"))
@@ -70,29 +76,50 @@ pub async fn create(sqs: &aws_sdk_sqs::Client) -> Result<(String, String), Local
 
 /// Polls until the process stops. Errors reaching the queue are logged and retried.
 pub async fn run(sqs: aws_sdk_sqs::Client, queue_url: String, worker: Worker<DynamoLikes>) {
+    let worker = Arc::new(worker);
+    let slots = Arc::new(Semaphore::new(CONCURRENCY));
     loop {
-        let messages = sqs_poll::receive(&sqs, &queue_url, "the erase queue", POLL_PAUSE).await;
-        let mut event = SqsEvent::default();
-        event.records = messages
-            .iter()
-            .map(|m| {
-                message(
-                    m.message_id().unwrap_or(""),
-                    m.receipt_handle().unwrap_or(""),
-                    m.body().unwrap_or(""),
-                )
-            })
-            .collect();
-        let response = worker.handle(&event, None).await;
-        for m in &messages {
-            let failed = response
-                .batch_item_failures
-                .iter()
-                .any(|f| Some(f.item_identifier.as_str()) == m.message_id());
-            if !failed {
-                // Not deleted, it is delivered again later and erased again: harmless.
-                sqs_poll::delete(&sqs, &queue_url, m, "the erase queue").await;
-            }
+        // As many messages as there are free slots, one at least.
+        let free = slots.available_permits().max(1);
+        let Ok(first) = Arc::clone(&slots).acquire_owned().await else {
+            return;
+        };
+        let messages =
+            sqs_poll::receive(&sqs, &queue_url, "the erase queue", POLL_PAUSE, free).await;
+        let mut permit = Some(first);
+        for m in messages {
+            let slot = match permit.take() {
+                Some(p) => p,
+                None => match Arc::clone(&slots).acquire_owned().await {
+                    Ok(p) => p,
+                    Err(_) => return,
+                },
+            };
+            let (sqs, queue_url, worker) = (sqs.clone(), queue_url.clone(), Arc::clone(&worker));
+            tokio::spawn(async move {
+                invoke(&sqs, &queue_url, &worker, &m).await;
+                drop(slot);
+            });
         }
+    }
+}
+
+/// One invocation of the worker with one message; the message deleted unless it failed.
+async fn invoke(
+    sqs: &aws_sdk_sqs::Client,
+    queue_url: &str,
+    worker: &Worker<DynamoLikes>,
+    m: &aws_sdk_sqs::types::Message,
+) {
+    let mut event = SqsEvent::default();
+    event.records = vec![message(
+        m.message_id().unwrap_or(""),
+        m.receipt_handle().unwrap_or(""),
+        m.body().unwrap_or(""),
+    )];
+    let response = worker.handle(&event, None).await;
+    if response.batch_item_failures.is_empty() {
+        // Not deleted, it is delivered again later and erased again: harmless.
+        sqs_poll::delete(sqs, queue_url, m, "the erase queue").await;
     }
 }

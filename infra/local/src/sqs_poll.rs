@@ -8,19 +8,21 @@ use std::time::Duration;
 use aws_sdk_sqs::error::DisplayErrorContext;
 use aws_sdk_sqs::types::Message;
 
-/// The next non-empty batch (up to 10). An unreachable queue is logged and retried each second;
-/// an empty one is asked again after `pause`.
+/// The next non-empty batch (up to `max`, at most 10). An unreachable queue is logged and
+/// retried each second; an empty one is asked again after `pause`.
 pub async fn receive(
     sqs: &aws_sdk_sqs::Client,
     queue_url: &str,
     what: &str,
     pause: Duration,
+    max: usize,
 ) -> Vec<Message> {
+    let max = max.clamp(1, 10) as i32;
     loop {
         let received = sqs
             .receive_message()
             .queue_url(queue_url)
-            .max_number_of_messages(10)
+            .max_number_of_messages(max)
             .wait_time_seconds(0)
             .send()
             .await;

@@ -268,8 +268,10 @@ fn counts_and_likes_survive_chaos() {
             .entry("emulator stopped and started".into())
             .or_default() += 1;
         at(35);
-        timeline.suspending();
+        timeline.decided(true, false);
         rt.block_on(moderation::decide(&emulator.endpoint, &users, true));
+        rt.block_on(moderation::wait_recorded(&client, &users, true));
+        timeline.decided(true, true);
         let hidden = rt.block_on(moderation::wait_hidden(&client, &users));
         *faults
             .entry("suspended users' items hidden".into())
@@ -282,8 +284,10 @@ fn counts_and_likes_survive_chaos() {
         stack = Some(Stack::start_on(port, &opts));
         *faults.entry("stack restarted".into()).or_default() += 1;
         at(75);
-        timeline.restoring();
+        timeline.decided(false, false);
         rt.block_on(moderation::decide(&emulator.endpoint, &users, false));
+        rt.block_on(moderation::wait_recorded(&client, &users, false));
+        timeline.decided(false, true);
         rt.block_on(moderation::wait_restored(&client, &users));
         timeline.settled();
     }

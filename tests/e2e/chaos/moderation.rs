@@ -18,19 +18,21 @@ use crate::common::put_product_event;
 /// The users (indexes into the run's users) suspended and then restored.
 pub const MODERATED: [usize; 2] = [0, 1];
 
-/// How long after a decision is put the API may still answer as before it: the gate's two
-/// cached reads, and a margin for the worker to record it.
+/// How long after a decision is recorded the API may still answer as before it: the gate's two
+/// cached reads (the count, then the user's state), and a margin.
 const GATE_BOUND: Duration = Duration::from_secs(2 * GATE_TTL.as_secs() + 2);
 
-/// When the suspension and the restore were put, and when the restore was seen done: what a
-/// moderated user's answers may be, by when their request began.
+/// When the suspension and the restore were put, and when each was seen recorded (and the
+/// restore done): what a moderated user's answers may be, by when their request began.
 #[derive(Debug, Default)]
 pub struct Timeline(Mutex<Times>);
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Times {
-    suspended: Option<Instant>,
-    restored: Option<Instant>,
+    suspension_put: Option<Instant>,
+    suspension_seen: Option<Instant>,
+    restore_put: Option<Instant>,
+    restore_seen: Option<Instant>,
     settled: Option<Instant>,
 }
 
@@ -49,12 +51,15 @@ impl Timeline {
             .unwrap_or_else(std::sync::PoisonError::into_inner));
     }
 
-    pub fn suspending(&self) {
-        self.mark(|t| t.suspended = Some(Instant::now()));
-    }
-
-    pub fn restoring(&self) {
-        self.mark(|t| t.restored = Some(Instant::now()));
+    /// Marks a decision put (`seen`: false) or seen recorded for every moderated user.
+    pub fn decided(&self, suspended: bool, seen: bool) {
+        let now = Some(Instant::now());
+        self.mark(|t| match (suspended, seen) {
+            (true, false) => t.suspension_put = now,
+            (true, true) => t.suspension_seen = now,
+            (false, false) => t.restore_put = now,
+            (false, true) => t.restore_seen = now,
+        });
     }
 
     pub fn settled(&self) {
@@ -66,27 +71,55 @@ impl Timeline {
     /// began): its `changed` is not checked.
     pub fn unsettled(&self, began: Instant) -> bool {
         let t = self.times();
-        t.suspended.is_some() && t.settled.is_none_or(|done| began < done)
+        t.suspension_put.is_some() && t.settled.is_none_or(|done| began < done)
     }
 
     /// Whether a moderated user's request begun at `began`, answered now with `status` (200 or
-    /// 403), answered as the decisions allow: refused only after the suspension was put and
-    /// until the gate's bound after the restore; accepted never once the gate's bound after the
-    /// suspension had passed when it began, until the restore was put.
+    /// 403), answered as the decisions allow: refused only once the suspension was put, and not
+    /// begun past the gate's bound after the restore was recorded; accepted never when begun
+    /// past the gate's bound after the suspension was recorded and answered before the restore
+    /// was put.
     pub fn check(&self, status: u16, began: Instant) -> Result<(), String> {
         let (t, now) = (self.times(), Instant::now());
-        match (status, t.suspended) {
+        match (status, t.suspension_put) {
             (403, None) => Err("refused before any suspension was put".into()),
-            (403, Some(_)) if t.restored.is_some_and(|r| began > r + GATE_BOUND) => Err(format!(
-                "refused although begun more than {GATE_BOUND:?} after the restore was put"
-            )),
-            (200, Some(s)) if began > s + GATE_BOUND && t.restored.is_none_or(|r| now < r) => {
+            (403, Some(_)) if t.restore_seen.is_some_and(|r| began > r + GATE_BOUND) => {
                 Err(format!(
-                    "accepted although begun more than {GATE_BOUND:?} after the suspension was put, and answered before the restore"
+                    "refused although begun more than {GATE_BOUND:?} after the restore was recorded"
+                ))
+            }
+            (200, _)
+                if t.suspension_seen.is_some_and(|s| began > s + GATE_BOUND)
+                    && t.restore_put.is_none_or(|r| now < r) =>
+            {
+                Err(format!(
+                    "accepted although begun more than {GATE_BOUND:?} after the suspension was recorded, and answered before the restore was put"
                 ))
             }
             _ => Ok(()),
         }
+    }
+}
+
+/// Waits until every moderated user's recorded state is `suspended`.
+pub async fn wait_recorded(client: &aws_sdk_dynamodb::Client, users: &[String], suspended: bool) {
+    let state = DynamoSuspensions::new(client.clone(), "erase-requests");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let mut matching = 0;
+        for u in MODERATED {
+            let id = UserId::parse(&users[u]).expect("a user id");
+            let now = state.is_suspended(&id).await.expect("the state read");
+            matching += usize::from(now == suspended);
+        }
+        if matching == MODERATED.len() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not every decision (suspended: {suspended}) recorded within 90 s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 

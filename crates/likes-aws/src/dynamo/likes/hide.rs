@@ -22,7 +22,7 @@ use super::write::is_ccf;
 use super::{item_key, DynamoLikes};
 use crate::dynamo::classify::{build, classify, classify_read};
 use crate::dynamo::s;
-use crate::dynamo::schema::likes::{KIND_KEY, LIKED_AT, REACTED_AT, REACTOR, SK, TOKEN};
+use crate::dynamo::schema::likes::{KIND_KEY, LIKED_AT, MOVED, REACTED_AT, REACTOR, SK, TOKEN};
 
 type Item = HashMap<String, AttributeValue>;
 
@@ -101,12 +101,16 @@ impl DynamoLikes {
         let at = item.get(time).cloned();
         let tok = item.get(TOKEN).cloned();
         item.insert(SK.to_owned(), s(hidden_key(&sk)));
+        item.insert(
+            MOVED.to_owned(),
+            s(uuid::Uuid::new_v4().simple().to_string()),
+        );
         if !kind.is_like() {
             item.insert(REACTOR.to_owned(), s(hidden_owner(user)));
             item.remove(KIND_KEY);
         }
         let moves = [
-            self.delete_as_read(bucket, &sk, time, at, tok)?,
+            self.delete_as_read(bucket, &sk, time, at, tok, None)?,
             self.put(item, false)?,
         ];
         self.make_moves(moves).await
@@ -126,6 +130,7 @@ impl DynamoLikes {
         let time = made_at(kind);
         let at = item.get(time).cloned();
         let tok = item.get(TOKEN).cloned();
+        let moved = item.remove(MOVED);
         item.insert(SK.to_owned(), s(sk.clone()));
         if !kind.is_like() {
             item.insert(REACTOR.to_owned(), s(user.as_str()));
@@ -133,14 +138,22 @@ impl DynamoLikes {
         }
         let moves = [
             self.put(item, true)?,
-            self.delete_as_read(bucket, &hidden, time, at.clone(), tok.clone())?,
+            self.delete_as_read(
+                bucket,
+                &hidden,
+                time,
+                at.clone(),
+                tok.clone(),
+                moved.clone(),
+            )?,
         ];
         if self.make_moves(moves).await? {
             return Ok(true);
         }
         // Made again meanwhile (the put's condition), or the hidden copy already moved: the
-        // visible one stands, and the hidden copy, if it is still this one, goes.
-        let gone = [self.delete_as_read(bucket, &hidden, time, at, tok)?];
+        // visible one stands, and the hidden copy, if it is still the one read (its move), goes.
+        // One a racing suspension made since, hiding the visible one again, stays.
+        let gone = [self.delete_as_read(bucket, &hidden, time, at, tok, moved)?];
         self.make_moves(gone).await?;
         Ok(false)
     }
@@ -179,7 +192,8 @@ impl DynamoLikes {
     }
 
     /// A delete of the item under `sk`, on condition that it is the one read: made at `at`,
-    /// by the request of token `tok` (two made in one millisecond differ by it).
+    /// by the request of token `tok` (two made in one millisecond differ by it), and, for a
+    /// hidden copy, by the move `moved` (none for a visible item).
     fn delete_as_read(
         &self,
         bucket: &PostBucket,
@@ -187,22 +201,31 @@ impl DynamoLikes {
         time: &str,
         at: Option<AttributeValue>,
         tok: Option<AttributeValue>,
+        moved: Option<AttributeValue>,
     ) -> Result<TransactWriteItem, StoreError> {
         let at = at.ok_or_else(|| StoreError::Internal(format!("stored {sk:?} has no {time}")))?;
         let mut delete = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(item_key(bucket, sk)))
             .expression_attribute_names("#t", time)
+            .expression_attribute_names("#k", TOKEN)
+            .expression_attribute_names("#m", MOVED)
             .expression_attribute_values(":t", at);
-        delete = match tok {
-            Some(tok) => delete
-                .condition_expression("#t = :t AND #k = :k")
-                .expression_attribute_names("#k", TOKEN)
-                .expression_attribute_values(":k", tok),
-            None => delete
-                .condition_expression("#t = :t AND attribute_not_exists(#k)")
-                .expression_attribute_names("#k", TOKEN),
+        let token = match tok {
+            Some(tok) => {
+                delete = delete.expression_attribute_values(":k", tok);
+                "#k = :k"
+            }
+            None => "attribute_not_exists(#k)",
         };
+        let move_id = match moved {
+            Some(moved) => {
+                delete = delete.expression_attribute_values(":m", moved);
+                "#m = :m"
+            }
+            None => "attribute_not_exists(#m)",
+        };
+        delete = delete.condition_expression(format!("#t = :t AND {token} AND {move_id}"));
         Ok(TransactWriteItem::builder()
             .delete(delete.build().map_err(build)?)
             .build())

@@ -55,6 +55,10 @@ pub mod likes {
     pub const LIKED_AT: &str = "liked_at";
     /// The token of the request that wrote a like.
     pub const TOKEN: &str = "tok";
+    /// A hidden copy's move (`dynamo::likes::hide`): a fresh id per hide, so that a restore
+    /// deletes the copy it read and never one a racing suspension made since (the same time and
+    /// token, copied from the same like).
+    pub const MOVED: &str = "moved";
     /// Request markers: what a named request did (`like`, `unlike`, or its `-noop`).
     pub const OP: &str = "op";
     /// When a control item (a marker, a fence, a window entry) expires: the table's TTL
