@@ -100,6 +100,9 @@ impl DynamoLikes {
         let time = made_at(kind);
         let at = item.get(time).cloned();
         let tok = item.get(TOKEN).cloned();
+        // A visible item carries no move id, unless an older binary's restore copied one on:
+        // the delete's condition takes it as read either way.
+        let was_moved = item.get(MOVED).cloned();
         item.insert(SK.to_owned(), s(hidden_key(&sk)));
         item.insert(
             MOVED.to_owned(),
@@ -110,7 +113,7 @@ impl DynamoLikes {
             item.remove(KIND_KEY);
         }
         let moves = [
-            self.delete_as_read(bucket, &sk, time, at, tok, None)?,
+            self.delete_as_read(bucket, &sk, time, at, tok, was_moved)?,
             self.put(item, false)?,
         ];
         self.make_moves(moves).await
@@ -150,9 +153,13 @@ impl DynamoLikes {
         if self.make_moves(moves).await? {
             return Ok(true);
         }
-        // Made again meanwhile (the put's condition), or the hidden copy already moved: the
-        // visible one stands, and the hidden copy, if it is still the one read (its move), goes.
-        // One a racing suspension made since, hiding the visible one again, stays.
+        // Not moved: the visible one was made again meanwhile (the put's condition), or another
+        // move of this item raced it (a conflict cancels both). Only when a visible one stands
+        // does the hidden copy go, and only the one read (its move): one a racing suspension
+        // made since stays, and after a conflict the next sweep tries again.
+        if self.item(bucket, &sk).await?.is_none() {
+            return Ok(false);
+        }
         let gone = [self.delete_as_read(bucket, &hidden, time, at, tok, moved)?];
         self.make_moves(gone).await?;
         Ok(false)
