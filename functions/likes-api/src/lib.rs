@@ -19,6 +19,7 @@ mod listings;
 pub mod metrics;
 pub mod policies;
 mod reactions;
+mod refusals;
 pub mod request;
 pub mod routes;
 mod summary;
@@ -305,30 +306,7 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             | Route::Unreact(post, _) => Some(post.clone()),
             _ => None,
         };
-        if let (Some(_), Some(gate)) = (&written, &self.suspended) {
-            if gate.refuses(&me).await? {
-                return Err(ApiError::suspended().into());
-            }
-        }
-        // A post that takes no likes refuses new ones; unlikes still work.
-        if let Route::Like(post) | Route::React(post, _) = &routed {
-            let policy = self.policies.in_force(post).await?;
-            if !policy.likes_on {
-                return Err(ApiError::likes_disabled().into());
-            }
-            // Nor does a post take likes from those its author blocks.
-            if let Some(author) = &policy.author {
-                if self.blocks.blocks(author, &me).await? {
-                    return Err(ApiError::blocked().into());
-                }
-            }
-        }
-        // Likers kept private are the author's to see.
-        if let Route::Likers(post) | Route::Reactors(post, _) = &routed {
-            if !self.policies.in_force(post).await?.shows_likers_to(&me) {
-                return Err(ApiError::likers_private().into());
-            }
-        }
+        self.refusal(&routed, &me).await?;
         // This environment's own feeds see the post's new count once counted: marked as the
         // write starts (a read meanwhile may miss it) and again as it ends (it may have taken
         // its retries, and the aggregator's lag starts only then).
@@ -352,20 +330,13 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             // Counts are eventually consistent: a second-old answer is as good as a new one. A
             // summary holds the caller's own likes, so only the caller's cache may keep it.
             Route::Count(post) => {
-                let policy = self.policies.for_counts(&post).await;
-                if policy.counts == likes_core::policy::Audience::Public {
-                    return Ok(Reply::Cacheable(self.count(&post).await?, etag::COUNT));
-                }
-                // The author's answer is theirs alone to keep: no shared cache may hand it on.
-                if policy.shows_counts_to(me) {
-                    return Ok(Reply::Cacheable(self.count(&post).await?, etag::SUMMARY));
-                }
-                // What this caller may see is not what every caller may: theirs alone to keep.
-                let mut hidden = json!({ "post_id": post, "like_count": null });
-                if let Some(answer) = hidden.as_object_mut() {
-                    policies::hide_counts(answer);
-                }
-                Ok(Reply::Cacheable(hidden, etag::SUMMARY))
+                let (answer, per_caller) = self.count_as_shown(&post, me).await?;
+                let policy = if per_caller {
+                    etag::SUMMARY
+                } else {
+                    etag::COUNT
+                };
+                Ok(Reply::Cacheable(answer, policy))
             }
             Route::MyLikes => self.my_likes(req, me).await.map(fresh),
             Route::Likers(post) => self.likers(req, &post, me).await.map(fresh),
@@ -376,17 +347,7 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             Route::EraseMine => self.erase_mine(req, me).await.map(Reply::Accepted),
             Route::React(post, kind) => self.react(req, &post, me, &kind).await.map(fresh),
             Route::Unreact(post, kind) => self.unreact(req, &post, me, &kind).await.map(fresh),
-            Route::Reactions(post) => {
-                let (answer, policy) = futures::join!(
-                    self.post_reactions(&post, me),
-                    self.policies.for_counts(&post)
-                );
-                let mut answer = answer?;
-                if let (false, Some(a)) = (policy.shows_counts_to(me), answer.as_object_mut()) {
-                    policies::hide_counts(a);
-                }
-                Ok(fresh(answer))
-            }
+            Route::Reactions(post) => self.reactions_as_shown(&post, me).await.map(fresh),
             Route::Reactors(post, kind) => self.reactors(req, &post, &kind, me).await.map(fresh),
             Route::Options(allow) => Ok(Reply::NoContent(allow)),
         }

@@ -16,12 +16,13 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use likes_core::policy::{Audience, Defaults, InForce, Policies};
-use likes_core::{PostId, StoreError};
-use serde_json::{Map, Value};
+use likes_core::{CountsRead, PostId, ReactionsStore, StoreError, UserId};
+use serde_json::{json, Map, Value};
 // tokio's clock: a test can pause and advance it.
 use tokio::time::Instant;
 
 use crate::ttl::Ttl;
+use crate::{App, Failure};
 
 /// How long an environment trusts what it read: the count of posts with a policy, and a post's.
 pub const POLICY_TTL: Duration = Duration::from_millis(2_500);
@@ -126,4 +127,41 @@ pub fn hide_counts(answer: &mut Map<String, Value>) {
     // What was hidden cannot be unavailable too.
     answer.remove("count_unavailable");
     answer.insert("count_hidden".to_owned(), Value::Bool(true));
+}
+
+impl<L: ReactionsStore, C: CountsRead> App<L, C> {
+    /// The post's count as `me` may see it, and whether the answer is `me`'s alone to keep
+    /// (the count of a post whose author keeps it: the author's answer must not reach a shared
+    /// cache, nor anyone else's).
+    pub(crate) async fn count_as_shown(
+        &self,
+        post: &PostId,
+        me: &UserId,
+    ) -> Result<(Value, bool), Failure> {
+        let policy = self.policies.for_counts(post).await;
+        if policy.counts == Audience::Public {
+            return Ok((self.count(post).await?, false));
+        }
+        if policy.shows_counts_to(me) {
+            return Ok((self.count(post).await?, true));
+        }
+        let mut hidden = json!({ "post_id": post, "like_count": null });
+        if let Some(answer) = hidden.as_object_mut() {
+            hide_counts(answer);
+        }
+        Ok((hidden, true))
+    }
+
+    /// The post's reactions as `me` may see them: the counts hidden where the author keeps them.
+    pub(crate) async fn reactions_as_shown(&self, post: &PostId, me: &UserId) -> crate::Answer {
+        let (answer, policy) = futures::join!(
+            self.post_reactions(post, me),
+            self.policies.for_counts(post)
+        );
+        let mut answer = answer?;
+        if let (false, Some(a)) = (policy.shows_counts_to(me), answer.as_object_mut()) {
+            hide_counts(a);
+        }
+        Ok(answer)
+    }
 }
