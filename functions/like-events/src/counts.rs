@@ -2,8 +2,8 @@
 //! the post's Counts item, which the stream's other reader, the aggregator, writes. The
 //! aggregator may not have counted this batch's likes yet — the two readers run on their own —
 //! so the count is taken only once each bucket's mark is at or past the batch's last record of
-//! it (or once it already reaches a milestone above the announced one), read again with a
-//! growing pause until `until`, and a last time at `until` itself: [`Learned::Behind`] means
+//! it (or, at `until`, if it already reaches a milestone above the announced one), read again
+//! with a growing pause until `until`, and a last time at `until` itself: [`Learned::Behind`] means
 //! the invocation waited the whole of it (`checks` counts on that to bound how often a held
 //! record is redelivered). What the batch does with a post still behind is `checks`'.
 
@@ -43,7 +43,13 @@ pub async fn learn<C: CountsProgress>(
             Ok(item) => {
                 let item = item.unwrap_or_default();
                 let total = item.total();
-                if covered(&item, lasts) || reached(total) > announced {
+                if covered(&item, lasts) {
+                    return Learned::Count(total);
+                }
+                // Not all of the batch counted yet: a milestone the count already reached is
+                // announced only once the wait is over, since the batch's own likes may reach
+                // a higher one that a count taken now would leave for the post's next like.
+                if Instant::now() >= until && reached(total) > announced {
                     return Learned::Count(total);
                 }
             }

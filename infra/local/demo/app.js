@@ -171,6 +171,11 @@ async function toggleLike(postId) {
   } catch (e) {
     showLiked(li, liked);
     status(e.message, true);
+    // Refused for good (the author turned likes off): said on the post, where it stays.
+    if (e.message.includes("likes_disabled")) {
+      li.classList.add("closed");
+      li.querySelector(".like").title = "The author turned likes off for this post";
+    }
   } finally {
     state.epoch += 1;
     state.summaryEtag = null;
