@@ -4,17 +4,15 @@
 //! access token issued before the deletion has expired (the erase worker defers it until then:
 //! `erase_worker`, `account_deleted`), so that no like made with such a token survives.
 
-use std::time::Duration;
-
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
-use likes_core::erase::{erase_user_settled, Sweep};
+use likes_core::erase::erase_user_settled;
 use likes_core::erase_job::{EraseJob, EraseQueue, SETTLE};
 use likes_core::time::now_ts;
 use likes_core::UserId;
 use serde_json::json;
 
 use crate::cli::Cli;
-use crate::commands::{confirm, likes_of_user, DynamoStores};
+use crate::commands::{confirm, likes_of_user, operator_sweep, DynamoStores};
 use crate::report::{progress, Report};
 use crate::AdminError;
 
@@ -42,12 +40,7 @@ pub async fn erase_account(
     let deleted_at = now_ts();
     let bar = progress(cli.json, "likes deleted", Some(found as u64));
     let tick = |n: usize| bar.set_position(n as u64);
-    let sweep = Sweep {
-        progress: &tick,
-        empty_sweeps: 2,
-        pause: Duration::from_secs(1),
-        before: None,
-    };
+    let sweep = operator_sweep(&tick);
     let n = erase_user_settled(&t.likes, user, &sweep, &deleted_at, SETTLE).await?;
     bar.finish_and_clear();
     let job = EraseJob {

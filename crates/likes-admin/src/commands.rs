@@ -6,7 +6,7 @@ use std::time::Duration;
 use likes_aws::dynamo::table_exists;
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
 use likes_aws::{sdk, DynamoCounts, DynamoLikes, DynamoPolicies, DynamoSuspensions};
-use likes_core::erase::{erase_post, EraseStore};
+use likes_core::erase::{erase_post, EraseStore, Sweep};
 use likes_core::policy::{Audience, Policy};
 use likes_core::{LikesAdmin, PostBucket, PostId, UserId};
 use serde_json::{json, Value};
@@ -354,6 +354,17 @@ async fn erase_one_post(
         format!("erased {n} likes of post {post}"),
         json!({"post_id": post, "deleted": n}),
     ))
+}
+
+/// How an operator's command sweeps a user's indexes (an erase, a suspension): until two
+/// sweeps a second apart find nothing, `progress` hearing the items done so far.
+pub(crate) fn operator_sweep(progress: &(dyn Fn(usize) + Sync)) -> Sweep<'_> {
+    Sweep {
+        progress,
+        empty_sweeps: 2,
+        pause: Duration::from_secs(1),
+        before: None,
+    }
 }
 
 /// An erase changes the table for good: on a terminal it asks for the id to be typed again;

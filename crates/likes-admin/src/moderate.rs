@@ -4,10 +4,7 @@
 //! back) until they match the recorded state. The product's own decisions and the operator's
 //! are one history: the latest `at` wins, whoever sent it.
 
-use std::time::Duration;
-
 use likes_aws::{DynamoPolicies, DynamoSuspensions};
-use likes_core::erase::Sweep;
 use likes_core::moderate::apply;
 use likes_core::moderation::SUSPENSION_SETTLE;
 use likes_core::policy::{Policies, Policy};
@@ -17,7 +14,7 @@ use likes_core::UserId;
 use serde_json::json;
 
 use crate::cli::Cli;
-use crate::commands::DynamoStores;
+use crate::commands::{operator_sweep, DynamoStores};
 use crate::report::{progress, Report};
 use crate::AdminError;
 
@@ -62,12 +59,7 @@ pub async fn decide(
     let at = now_ts();
     let bar = progress(cli.json, &format!("likes and reactions {moves}"), None);
     let tick = |n: usize| bar.set_position(n as u64);
-    let sweep = Sweep {
-        progress: &tick,
-        empty_sweeps: 2,
-        pause: Duration::from_secs(1),
-        before: None,
-    };
+    let sweep = operator_sweep(&tick);
     let applied = apply(
         &t.likes,
         state,

@@ -121,30 +121,36 @@ fn announcements(bus: &MemoryBus) -> BTreeMap<(String, u64), usize> {
     out
 }
 
-/// The post's 10th like is checked while the aggregator has counted only the first nine; it
-/// counts the 10th 5 s later, and no like ever follows. The milestone is announced once, within
-/// a count wait of being counted, and nothing is published twice.
-#[tokio::test(start_paused = true)]
-async fn a_milestone_counted_after_its_batch_was_checked_is_announced_without_another_like() {
+/// Ten likes on post 0, then one on post 1 behind them; the aggregator has counted the first
+/// nine until `caught_up`, all of them from then on.
+async fn ten_likes_nine_counted(caught_up: Instant) -> (World, Vec<Rec>, Lagging) {
     let w = World {
         posts: vec![PostId::new_random(), PostId::new_random()],
         users: (0..10).map(|_| UserId::new_random()).collect(),
     };
-    // Nine likes on post 0; then its 10th, and a like on post 1 behind it in the same batch.
     let mut ops: Vec<_> = (0..10).map(|u| (u, 0, true, 1)).collect();
     ops.push((0, 1, true, 1));
     let recs = created_ago(records(&ops), Duration::ZERO);
     let (before, after) = (MemoryCounts::default(), MemoryCounts::default());
     count_ahead(&before, &w, &recs[..9]).await;
     count_ahead(&after, &w, &recs).await;
-    let lag = Duration::from_secs(5);
-    let started = Instant::now();
     let counts = Lagging {
         before,
         after,
-        at: Some(started + lag),
+        at: Some(caught_up),
         reads: Arc::default(),
     };
+    (w, recs, counts)
+}
+
+/// The post's 10th like is checked while the aggregator has counted only the first nine; it
+/// counts the 10th 5 s later, and no like ever follows. The milestone is announced once, within
+/// a count wait of being counted, and nothing is published twice.
+#[tokio::test(start_paused = true)]
+async fn a_milestone_counted_after_its_batch_was_checked_is_announced_without_another_like() {
+    let lag = Duration::from_secs(5);
+    let started = Instant::now();
+    let (w, recs, counts) = ten_likes_nine_counted(started + lag).await;
     let bus = MemoryBus::default();
     let f = function(counts.clone(), &bus);
 
@@ -191,22 +197,7 @@ async fn a_milestone_counted_after_its_batch_was_checked_is_announced_without_an
 /// announced 1 and left 10 for a like that never came).
 #[tokio::test(start_paused = true)]
 async fn a_batch_reaching_two_milestones_waits_for_its_own_count() {
-    let w = World {
-        posts: vec![PostId::new_random(), PostId::new_random()],
-        users: (0..10).map(|_| UserId::new_random()).collect(),
-    };
-    let mut ops: Vec<_> = (0..10).map(|u| (u, 0, true, 1)).collect();
-    ops.push((0, 1, true, 1));
-    let recs = created_ago(records(&ops), Duration::ZERO);
-    let (before, after) = (MemoryCounts::default(), MemoryCounts::default());
-    count_ahead(&before, &w, &recs[..9]).await;
-    count_ahead(&after, &w, &recs).await;
-    let counts = Lagging {
-        before,
-        after,
-        at: Some(Instant::now() + Duration::from_secs(2)),
-        reads: Arc::default(),
-    };
+    let (w, recs, counts) = ten_likes_nine_counted(Instant::now() + Duration::from_secs(2)).await;
     let bus = MemoryBus::default();
     let f = function(counts, &bus);
     deliver(&f, &w, &recs).await;
