@@ -233,6 +233,32 @@ impl CountCache {
         });
     }
 
+    /// Counts another environment read `age` ago (the shared tier's), kept as if read then:
+    /// they serve no longer than this cache's rules allow from that read (a feed age, or the
+    /// TTL when read before or just after this environment's own write of the post). Never
+    /// over counts this environment read since.
+    pub fn put_aged(&self, post: &PostId, counts: Counts, age: Duration) {
+        if self.ttl.is_zero() {
+            return;
+        }
+        let Some(stored) = Instant::now().checked_sub(age) else {
+            return;
+        };
+        let kept = counts.clone();
+        let update = |entry: &mut Entry| {
+            if entry.counts.is_none() || entry.stored < stored {
+                entry.stored = stored;
+                entry.counts = Some(kept);
+            }
+        };
+        self.update(post, update, || Entry {
+            stored,
+            counts: Some(counts),
+            written: None,
+            used: 0,
+        });
+    }
+
     /// Changes the post's entry, or makes one (making room first if the cache is full).
     fn update(&self, post: &PostId, change: impl FnOnce(&mut Entry), make: impl FnOnce() -> Entry) {
         let Ok(mut entries) = self.entries.lock() else {

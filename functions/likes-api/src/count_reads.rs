@@ -7,6 +7,9 @@
 //! post's throttled partition costs that post's counts, not every feed that shows it a 503.
 //! What the caller holds ("mine") is a strong read of another table and still fails the
 //! request: it cannot be guessed.
+//!
+//! A feed summary's misses go to the shared count tier first, when there is one
+//! (`shared_counts`), and what DynamoDB then gives is shared for the other environments.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -16,6 +19,7 @@ use likes_core::{CountsRead, PostId, ReactionsStore, StoreError};
 use serde_json::{Map, Value};
 
 use crate::count_cache::{Age, CountCache, Counts};
+use crate::shared_counts::{self, SharedCounts};
 use crate::App;
 
 /// Every kind's count of a post, as the cache shares it.
@@ -88,6 +92,12 @@ struct Lookup<T> {
     misses: Vec<PostId>,
 }
 
+/// What a lookup shows, and the counts it read from DynamoDB (what the shared tier is given).
+struct Settled<T> {
+    shown: HashMap<PostId, Shown<T>>,
+    read: Vec<(PostId, Counts)>,
+}
+
 impl<T: Cached> Lookup<T> {
     fn new(cache: &CountCache, ids: &[PostId], age: Age) -> Self {
         let mut lookup = Lookup {
@@ -105,6 +115,25 @@ impl<T: Cached> Lookup<T> {
         lookup
     }
 
+    /// Takes the misses' counts from the shared tier where the cache's rules let them serve a
+    /// feed (kept as read when the tier's read was, `CountCache::put_aged`), leaving the rest.
+    async fn through_shared(&mut self, cache: &CountCache, shared: &SharedCounts) {
+        if self.misses.is_empty() {
+            return;
+        }
+        for (post, counts, age) in shared.get(&self.misses).await {
+            cache.put_aged(&post, counts, age);
+        }
+        for post in std::mem::take(&mut self.misses) {
+            match T::fresh(cache, &post, Age::Feed) {
+                Some(v) => {
+                    self.shown.insert(post, Shown::Fresh(v));
+                }
+                None => self.misses.push(post),
+            }
+        }
+    }
+
     /// Adds what the read of the misses gave, caching each post read (one without an item
     /// counts 0). Only a store bug fails: a throttled or unreachable read leaves its posts
     /// unread.
@@ -112,7 +141,7 @@ impl<T: Cached> Lookup<T> {
         mut self,
         cache: &CountCache,
         got: Result<PartialCounts<T>, StoreError>,
-    ) -> Result<HashMap<PostId, Shown<T>>, StoreError> {
+    ) -> Result<Settled<T>, StoreError> {
         let mut got = match got {
             Ok(got) => got,
             Err(StoreError::Unavailable(detail)) => {
@@ -129,18 +158,24 @@ impl<T: Cached> Lookup<T> {
             tracing::warn!(unread, "counts left unprocessed (throttled); shown marked");
         }
         let unread: HashSet<&PostId> = got.unread.iter().collect();
+        let mut read = Vec::new();
         for post in self.misses {
             let shown = if unread.contains(&post) {
                 let last = cache.last(&post).and_then(|c| T::of(&c));
                 last.map_or(Shown::Unavailable, Shown::Stale)
             } else {
                 let v = got.read.remove(&post).unwrap_or_default();
-                cache.put(&post, v.clone().into_counts());
+                let counts = v.clone().into_counts();
+                cache.put(&post, counts.clone());
+                read.push((post.clone(), counts));
                 Shown::Fresh(v)
             };
             self.shown.insert(post, shown);
         }
-        Ok(self.shown)
+        Ok(Settled {
+            shown: self.shown,
+            read,
+        })
     }
 }
 
@@ -151,12 +186,29 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
         &self,
         ids: &[PostId],
     ) -> Result<HashMap<PostId, Shown<i64>>, StoreError> {
-        let lookup = Lookup::<i64>::new(&self.cache, ids, Age::Feed);
+        let mut lookup = Lookup::<i64>::new(&self.cache, ids, Age::Feed);
+        if let Some(shared) = &self.shared {
+            lookup.through_shared(&self.cache, shared).await;
+        }
+        let sent = shared_counts::now_ms();
         let got = match lookup.misses.as_slice() {
             [] => Ok(PartialCounts::all(HashMap::new())),
             misses => self.counts.post_counts_partial(misses).await,
         };
-        lookup.settle(&self.cache, got)
+        self.shared_settle(lookup.settle(&self.cache, got)?, sent)
+            .await
+    }
+
+    /// Gives the shared tier what a feed's lookup read from DynamoDB, the read sent at `sent`.
+    async fn shared_settle<T>(
+        &self,
+        settled: Settled<T>,
+        sent: i64,
+    ) -> Result<HashMap<PostId, Shown<T>>, StoreError> {
+        if let Some(shared) = &self.shared {
+            shared.put(&settled.read, sent).await;
+        }
+        Ok(settled.shown)
     }
 
     /// Every kind's counts of `ids` (distinct): one batch read of those the cache lacks (as
@@ -165,12 +217,17 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
         &self,
         ids: &[PostId],
     ) -> Result<HashMap<PostId, Shown<KindCounts>>, StoreError> {
-        let lookup = Lookup::<KindCounts>::new(&self.cache, ids, Age::Feed);
+        let mut lookup = Lookup::<KindCounts>::new(&self.cache, ids, Age::Feed);
+        if let Some(shared) = &self.shared {
+            lookup.through_shared(&self.cache, shared).await;
+        }
+        let sent = shared_counts::now_ms();
         let got = match lookup.misses.as_slice() {
             [] => Ok(PartialCounts::all(HashMap::new())),
-            misses => self.counts.kind_counts_partial(misses).await.map(shared),
+            misses => self.counts.kind_counts_partial(misses).await.map(arced),
         };
-        lookup.settle(&self.cache, got)
+        self.shared_settle(lookup.settle(&self.cache, got)?, sent)
+            .await
     }
 
     /// Every kind's counts of one post: its item's `GetItem`, unless the cache has them.
@@ -186,12 +243,12 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
                 PartialCounts::all(HashMap::from([(post.clone(), Arc::new(counts))]))
             }),
         };
-        let mut shown = lookup.settle(&self.cache, got)?;
+        let mut shown = lookup.settle(&self.cache, got)?.shown;
         Ok(shown.remove(post).unwrap_or(Shown::Unavailable))
     }
 }
 
-fn shared(got: PartialCounts<BTreeMap<String, i64>>) -> PartialCounts<KindCounts> {
+fn arced(got: PartialCounts<BTreeMap<String, i64>>) -> PartialCounts<KindCounts> {
     PartialCounts {
         read: got
             .read

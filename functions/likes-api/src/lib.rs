@@ -19,9 +19,11 @@ mod listings;
 pub mod metrics;
 pub mod policies;
 mod reactions;
+// The count tier every environment shares (feed summaries).
 mod refusals;
 pub mod request;
 pub mod routes;
+pub mod shared_counts;
 mod summary;
 pub mod suspended;
 mod ttl;
@@ -76,6 +78,8 @@ pub struct App<L, C> {
     pub policies: policies::PolicyGate,
     /// Who blocks whom; nobody unless given (`with_blocks`).
     pub blocks: blocks::BlockGate,
+    /// The count tier every environment shares; none unless given (`with_shared_counts`).
+    pub shared: Option<shared_counts::SharedCounts>,
 }
 
 /// A JSON answer no cache may keep (`no-store`): the caller's own data, a write's result, an
@@ -187,7 +191,16 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             suspended: None,
             policies: policies::PolicyGate::default(),
             blocks: blocks::BlockGate::default(),
+            shared: None,
         }
+    }
+
+    /// Feed summaries' counts through a tier every environment shares, kept there for the
+    /// count cache's feed age (so set the cache first).
+    pub fn with_shared_counts(mut self, store: Arc<dyn shared_counts::SharedStore>) -> Self {
+        let keep = self.cache.feed_age();
+        self.shared = Some(shared_counts::SharedCounts::new(store, keep));
+        self
     }
 
     pub fn with_blocks(mut self, store: Arc<dyn likes_core::block::Blocks>) -> Self {

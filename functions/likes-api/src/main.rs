@@ -7,6 +7,7 @@ use std::sync::Arc;
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
 use lambda_http::request::LambdaRequest;
 use likes_api::liker_ids::LikerIds;
+use likes_api::shared_counts::valkey::Valkey;
 use likes_api::{App, Auth, CountCache};
 use likes_aws::env::{AuthBy, FunctionEnv, LikerIdsSetting};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
@@ -52,6 +53,14 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     if let Some(url) = env.erase_queue_url {
         let queue = SqsEraseQueue::new(sdk::sqs(&conf, env.xray), url);
         app = app.with_erase_queue(Arc::new(queue));
+    }
+    if let Some(url) = &env.shared_counts_url {
+        let shared = Valkey::open(url)?;
+        // Connected now, during init; if it cannot be reached, summaries read DynamoDB.
+        if let Err(e) = shared.connect().await {
+            tracing::warn!(error = %e, "the shared count tier could not be reached at start-up");
+        }
+        app = app.with_shared_counts(Arc::new(shared));
     }
     app = app.with_policies(None, env.tuning.policy_defaults);
     if let Some(table) = env.erase_requests_table {

@@ -274,6 +274,10 @@ pub struct FunctionEnv {
     /// request there before queueing a job; the worker clears it). Unset: every request
     /// queues a job.
     pub erase_requests_table: Option<String>,
+    /// `LIKES_SHARED_COUNTS_URL` (`redis://` or `rediss://`; the template's Valkey cache when
+    /// `SharedCountCacheSubnetIds` is set): the count tier every environment shares. Unset or
+    /// empty: each environment's own count cache only.
+    pub shared_counts_url: Option<String>,
     pub tuning: Tuning,
     /// `LIKES_XRAY=1` (the template's `Tracing=Active`): report each AWS call to X-Ray.
     pub xray: bool,
@@ -389,6 +393,7 @@ impl FunctionEnv {
             erase_queue_url: var("ERASE_QUEUE_URL"),
             erase_failure_queue_url: var("ERASE_FAILURE_QUEUE_URL"),
             erase_requests_table: var("ERASE_REQUESTS_TABLE_NAME"),
+            shared_counts_url: var("LIKES_SHARED_COUNTS_URL"),
             tuning: Tuning::from_env()?,
             xray: var("LIKES_XRAY").as_deref() == Some("1"),
             function_name: var("AWS_LAMBDA_FUNCTION_NAME")

@@ -150,3 +150,50 @@ async fn kinds_come_from_a_read_of_every_kind_only() {
         (Some(5), Some(kinds))
     );
 }
+
+/// Counts another environment read serve for the feed age from that read, not from when they
+/// arrived; for the TTL only once this environment has written the post; and never replace
+/// counts this environment read since.
+#[tokio::test(start_paused = true)]
+async fn shared_counts_age_from_their_read() {
+    let cache = CountCache::new(Duration::from_secs(1)).with_feed_age(Duration::from_secs(60));
+    let post = PostId::new_random();
+    cache.put_aged(&post, Counts::Likes(7), Duration::from_secs(50));
+    assert_eq!(
+        cache.likes(&post, Age::Feed),
+        Some(7),
+        "50 s old: a feed takes it"
+    );
+    assert_eq!(cache.likes(&post, Age::Route), None, "a route does not");
+    tokio::time::advance(Duration::from_secs(10)).await;
+    assert_eq!(
+        cache.likes(&post, Age::Feed),
+        None,
+        "60 s from its read, gone"
+    );
+
+    // Read here 1 s ago; an older shared read does not replace it.
+    cache.put(&post, Counts::Likes(9));
+    tokio::time::advance(Duration::from_secs(1)).await;
+    cache.put_aged(&post, Counts::Likes(8), Duration::from_secs(5));
+    assert_eq!(cache.likes(&post, Age::Feed), Some(9));
+
+    // This environment writes the post: a shared read from before the write (or within its
+    // mark) serves the TTL only, so the next feed here reads counts that hold the write.
+    let written = PostId::new_random();
+    cache.written(&written);
+    tokio::time::advance(Duration::from_secs(2)).await;
+    cache.put_aged(&written, Counts::Likes(1), Duration::from_secs(3));
+    assert_eq!(
+        cache.likes(&written, Age::Feed),
+        None,
+        "read before the write"
+    );
+    tokio::time::advance(WRITE_MARK).await;
+    cache.put_aged(&written, Counts::Likes(2), Duration::from_millis(100));
+    assert_eq!(
+        cache.likes(&written, Age::Feed),
+        Some(2),
+        "read after the write's mark: serves a feed"
+    );
+}
