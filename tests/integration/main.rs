@@ -22,6 +22,7 @@ mod repair_check;
 mod repair_model;
 mod repair_race;
 mod sample_events;
+mod shared_counts;
 mod single_mode;
 mod strong_reads;
 mod summary_mine;

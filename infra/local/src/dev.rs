@@ -280,6 +280,14 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     .with_limits(settings.limits)
     .with_reactions(settings.reactions.clone())
     .with_liker_ids(liker_ids);
+    if let Some(url) = &settings.shared_counts_url {
+        let shared = likes_api::shared_counts::valkey::Valkey::open(url)
+            .map_err(|e| LocalError::Setup(format!("LIKES_SHARED_COUNTS_URL: {e}")))?;
+        if let Err(e) = shared.connect().await {
+            tracing::warn!(error = %e, "the shared count tier at {url} cannot be reached; summaries read DynamoDB");
+        }
+        app = app.with_shared_counts(Arc::new(shared));
+    }
     let authorizer = if let Some(auth) = own_auth {
         app = app.with_auth(auth);
         None

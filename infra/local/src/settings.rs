@@ -73,6 +73,9 @@ pub struct Settings {
     /// The demo's authors' policies, recorded at start (`LIKES_DEMO_POLICIES`, default `on`):
     /// a post whose count and likers are its author's, and one closed to likes.
     pub demo_policies: bool,
+    /// The count tier the API's environments share (`LIKES_SHARED_COUNTS_URL`, e.g.
+    /// `redis://127.0.0.1:6379` of a local `redis-server`); none by default.
+    pub shared_counts_url: Option<String>,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -179,6 +182,7 @@ impl Settings {
                     })
                 }
             },
+            shared_counts_url: var("LIKES_SHARED_COUNTS_URL"),
         })
     }
 }

@@ -13,6 +13,7 @@ pub mod props;
 pub mod sdk_faults;
 pub mod stepped;
 pub mod stream;
+pub mod valkey;
 
 use std::collections::HashMap;
 

@@ -1,0 +1,68 @@
+//! A real `redis-server` (Debian's; Valkey speaks the same protocol) on a loopback port of its
+//! own, one per test, stopped when dropped: the shared count tier's store, as ElastiCache
+//! Serverless is on AWS. Nothing is saved to disk.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+pub struct ValkeyServer {
+    url: String,
+    child: Option<Child>,
+}
+
+impl ValkeyServer {
+    /// Starts one and waits until it answers. Panics, saying what to install, when
+    /// `redis-server` is missing: a test that needs it must not pass without it.
+    pub async fn start() -> Self {
+        let port = free_port();
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("redis-server starts (Debian's redis-server package: .ci/run installs it)");
+        let url = format!("redis://127.0.0.1:{port}");
+        let server = Self {
+            url,
+            child: Some(child),
+        };
+        let store = server.store();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while store.connect().await.is_err() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "redis-server did not answer on {} within 10 s",
+                server.url
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        server
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// A client of it, as one execution environment's.
+    pub fn store(&self) -> likes_api::shared_counts::valkey::Valkey {
+        likes_api::shared_counts::valkey::Valkey::open(&self.url).expect("a redis URL")
+    }
+
+    /// Stops it now (the tier going away under a running API).
+    pub async fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill().await;
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}

@@ -1,0 +1,174 @@
+//! The shared count tier (docs/performance.md#the-shared-count-tier) with a real `redis-server`
+//! as its store and the emulator as DynamoDB: several API "execution environments" (apps, each
+//! with its own count cache and DynamoDB client, counting its requests) share one tier.
+//! - A post read by many environments is read from DynamoDB once; every one shows its count.
+//! - An environment's own write is never hidden by counts another environment read before it:
+//!   its next summaries show it once the aggregator has it.
+//! - The tier going away costs reads, never an answer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use count_aggregator::Aggregator;
+use likes_api::CountCache;
+use likes_aws::env::SummaryMine;
+use likes_core::time::format_ts;
+use likes_core::{PostId, UserId};
+use likes_harness::stream::{event, Deliver, Rec};
+use likes_harness::valkey::ValkeyServer;
+use likes_harness::{call, call_as, eventually, like_path, ApiEvent, RequestCounter, Tables};
+
+type Api = likes_api::App<likes_aws::DynamoLikes, likes_aws::DynamoCounts>;
+
+/// One execution environment as the template deploys it: a 1 s count cache, a feed age of
+/// 60 s, `SummaryMine=fast` (so that a summary's only BatchGetItem is its counts), and the tier
+/// if given. Its DynamoDB requests go to `counter`.
+fn environment(t: &Tables, tier: Option<&ValkeyServer>, counter: &RequestCounter) -> Api {
+    let mut app = t.app_with(counter.clone());
+    app.cache = CountCache::new(Duration::from_secs(1)).with_feed_age(Duration::from_secs(60));
+    let app = app.with_summary_mine(SummaryMine::Fast);
+    match tier {
+        Some(server) => app.with_shared_counts(Arc::new(server.store())),
+        None => app,
+    }
+}
+
+/// Each post's like count in the caller's summary, in the order asked.
+async fn counts(app: &Api, me: &UserId, posts: &[PostId]) -> Vec<Option<i64>> {
+    let ids: Vec<String> = posts.iter().map(ToString::to_string).collect();
+    let since = format_ts(Utc::now() - chrono::Duration::hours(1));
+    let event = ApiEvent::new("GET", "/likes/summary")
+        .query(&format!("post_ids={}&since={since}", ids.join(",")))
+        .caller(&me.to_string());
+    let (s, body, _) = call(app, event).await;
+    assert_eq!(s, 200, "{body}");
+    let items = body["items"].as_array().expect("items");
+    items.iter().map(|i| i["like_count"].as_i64()).collect()
+}
+
+/// Counts reads: a summary's counts are its only BatchGetItem (its "mine" is a Query).
+fn count_reads(counter: &RequestCounter) -> usize {
+    counter.take().get("BatchGetItem").copied().unwrap_or(0)
+}
+
+/// Runs the aggregator over these likes, as the stream would deliver them.
+async fn aggregate(t: &Tables, likes: &[(PostId, UserId)], first_seq: u128) {
+    let recs: Vec<Rec> = likes
+        .iter()
+        .enumerate()
+        .map(|(i, (post, user))| Rec::new(true, post, user, (first_seq + i as u128).to_string()))
+        .collect();
+    let agg = Aggregator::new(t.counts());
+    assert!(agg.deliver(&event(&recs)).await.checkpoint.is_none());
+}
+
+/// 8 environments show 20 posts' counts; 10 of the posts were liked. With the tier, DynamoDB
+/// is read once for all of them; without it, once per environment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn posts_read_by_many_environments_are_read_from_dynamodb_once() {
+    let t = Tables::new().await;
+    let server = ValkeyServer::start().await;
+    let posts: Vec<PostId> = (0..20).map(|_| PostId::new_random()).collect();
+    let liker = UserId::new_random();
+    let plain = t.app();
+    for p in &posts[..10] {
+        let (s, b, _) = call_as(&plain, "PUT", &like_path(p), &liker.to_string()).await;
+        assert_eq!(s, 200, "{b}");
+    }
+    let likes: Vec<(PostId, UserId)> = posts[..10]
+        .iter()
+        .map(|p| (p.clone(), liker.clone()))
+        .collect();
+    aggregate(&t, &likes, 100_000_000_000_000_000_000).await;
+    let expected: Vec<Option<i64>> = (0..20).map(|i| Some(i64::from(i < 10))).collect();
+
+    for (tier, reads) in [(Some(&server), 1), (None, 8)] {
+        let counter = RequestCounter::default();
+        let envs: Vec<Api> = (0..8).map(|_| environment(&t, tier, &counter)).collect();
+        for (i, env) in envs.iter().enumerate() {
+            let viewer = UserId::new_random();
+            assert_eq!(
+                counts(env, &viewer, &posts).await,
+                expected,
+                "environment {i}"
+            );
+        }
+        assert_eq!(
+            count_reads(&counter),
+            reads,
+            "counts reads by 8 environments, tier: {}",
+            tier.is_some()
+        );
+    }
+}
+
+/// Environment A's summary puts a post's count (0) in the tier. B likes the post. C, which
+/// wrote nothing, may show A's count for a feed age (the promise: a feed's counts up to
+/// `SummaryCountsMaxAge` old). B never keeps it: its summaries show its like once the
+/// aggregator has it, and what B then reads is what a fresh environment D is shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_environments_own_write_is_not_hidden_by_shared_counts() {
+    let t = Tables::new().await;
+    let server = ValkeyServer::start().await;
+    let counter = RequestCounter::default();
+    let [a, b, c, d] = [(); 4].map(|_| environment(&t, Some(&server), &counter));
+    let post = PostId::new_random();
+    let posts = std::slice::from_ref(&post);
+    let viewer = UserId::new_random();
+    assert_eq!(counts(&a, &viewer, posts).await, vec![Some(0)]);
+    assert_eq!(count_reads(&counter), 1);
+
+    let me = UserId::new_random();
+    let (s, body, _) = call_as(&b, "PUT", &like_path(&post), &me.to_string()).await;
+    assert_eq!(s, 200, "{body}");
+    aggregate(
+        &t,
+        &[(post.clone(), me.clone())],
+        200_000_000_000_000_000_000,
+    )
+    .await;
+
+    assert_eq!(
+        counts(&c, &viewer, posts).await,
+        vec![Some(0)],
+        "C takes the tier's count, read before the like"
+    );
+    assert_eq!(count_reads(&counter), 0, "C read no counts");
+    let seen = eventually(
+        "B's own like in its summary",
+        || counts(&b, &me, posts),
+        |n: &Vec<Option<i64>>| n == &vec![Some(1)],
+    )
+    .await;
+    assert_eq!(seen, vec![Some(1)]);
+    assert!(count_reads(&counter) >= 1, "B read its post's count");
+    assert_eq!(
+        counts(&d, &viewer, posts).await,
+        vec![Some(1)],
+        "D is shown what B read"
+    );
+    assert_eq!(count_reads(&counter), 0, "D read no counts");
+}
+
+/// The tier stops: summaries still show every count, read from DynamoDB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tier_that_goes_away_costs_reads_not_answers() {
+    let t = Tables::new().await;
+    let mut server = ValkeyServer::start().await;
+    let counter = RequestCounter::default();
+    let [a, b, c] = [(); 3].map(|_| environment(&t, Some(&server), &counter));
+    let post = PostId::new_random();
+    let liker = UserId::new_random();
+    let (s, body, _) = call_as(&t.app(), "PUT", &like_path(&post), &liker.to_string()).await;
+    assert_eq!(s, 200, "{body}");
+    aggregate(&t, &[(post.clone(), liker)], 300_000_000_000_000_000_000).await;
+    let posts = std::slice::from_ref(&post);
+    let viewer = UserId::new_random();
+    assert_eq!(counts(&a, &viewer, posts).await, vec![Some(1)]);
+    server.stop().await;
+    for env in [&b, &c] {
+        assert_eq!(counts(env, &viewer, posts).await, vec![Some(1)]);
+    }
+    assert_eq!(count_reads(&counter), 3, "A's read, then B's and C's");
+}
