@@ -24,8 +24,10 @@ use likes_aws::env::Tuning;
 
 use super::{COUNT_READS_PER_LIKE, LIKES_PER_S, SUMMARIES_PER_LIKE};
 pub mod serving;
+pub mod tier;
 use crate::template::parameter_default;
-use serving::{Curve, Rules};
+use serving::{Curve, Misses, Rules};
+use tier::PerLookup;
 
 pub const SUMMARY_POSTS: f64 = 100.0;
 /// Distinct posts feeds show within a day.
@@ -93,12 +95,14 @@ impl Feed {
         LIKES_PER_S * SUMMARIES_PER_LIKE * SUMMARY_POSTS
     }
 
-    /// The share of a summary's posts whose counts an environment reads from DynamoDB.
-    pub fn miss_ratio(&self) -> f64 {
+    /// Each post's popularity share, the lookups a second an environment makes of it, and the
+    /// shares of them its own count cache misses.
+    fn posts_misses(&self) -> impl Iterator<Item = (f64, f64, Misses)> {
         let h: f64 = (1..=self.posts)
             .map(|i| (i as f64).powf(-self.zipf_s))
             .sum();
-        let share = |i: usize| (i as f64).powf(-self.zipf_s) / h;
+        let zipf_s = self.zipf_s;
+        let share = move |i: usize| (i as f64).powf(-zipf_s) / h;
         let per_env = Self::lookups_per_s() / self.environments;
         let rules = Rules {
             feed_age: self.feed_age,
@@ -111,9 +115,31 @@ impl Feed {
             per_env * share(self.posts),
             per_env * share(1),
         );
-        (1..=self.posts)
-            .map(|i| share(i) * curve.at(per_env * share(i)))
-            .sum()
+        (1..=self.posts).map(move |i| {
+            let lambda = per_env * share(i);
+            (share(i), lambda, curve.at(lambda))
+        })
+    }
+
+    /// The share of a summary's posts whose counts an environment reads from DynamoDB.
+    pub fn miss_ratio(&self) -> f64 {
+        self.posts_misses().map(|(share, _, m)| share * m.all).sum()
+    }
+
+    /// With the shared count tier: DynamoDB reads and the tier's GETs per post looked up.
+    pub fn tiered(&self) -> PerLookup {
+        let rules = Rules {
+            feed_age: self.feed_age,
+            ttl: self.ttl,
+            write_mark: self.write_mark,
+        };
+        let mut total = PerLookup::default();
+        for (share, lambda, misses) in self.posts_misses() {
+            let p = tier::per_lookup(misses, lambda, self.environments, &rules);
+            total.reads += share * p.reads;
+            total.gets += share * p.gets;
+        }
+        total
     }
 
     /// Read units of a summary's counts (eventually consistent, one item per post).

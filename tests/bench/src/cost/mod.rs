@@ -21,7 +21,7 @@ const API_GATEWAY: f64 = 1.00;
 /// <https://aws.amazon.com/lambda/pricing/>
 const FUNCTION_URL: f64 = 0.0;
 /// Lambda arm64: $ per GB-second, and per million requests. <https://aws.amazon.com/lambda/pricing/>
-const LAMBDA_GB_S: f64 = 0.000_013_333_4;
+pub(crate) const LAMBDA_GB_S: f64 = 0.000_013_333_4;
 const LAMBDA_REQUESTS: f64 = 0.20;
 /// Lambda gives a function CPU in proportion to its memory, one vCPU at 1,769 MB, so CPU-bound
 /// work measured on a full core takes this many MB / memory times longer.
@@ -43,6 +43,8 @@ pub const LIKES_UNITS_PER_LIKE: f64 = 3.0;
 const COUNT_READ_UNITS: f64 = 0.5;
 /// What a summary of 100 posts reads: the feed model's (`feed`).
 pub mod feed;
+/// The day with the shared count tier.
+pub mod shared_tier;
 use feed::{Feed, Mine, SUMMARY_POSTS};
 
 // ---- The design load and the read mix it is priced at. ----
@@ -55,7 +57,7 @@ pub const HOT_POST_SHARE: f64 = 0.05;
 /// Reads per like: one like per 50 posts shown in feeds (summaries of 100 posts), and one count
 /// read (a post opened on its own) per like.
 const COUNT_READS_PER_LIKE: f64 = 1.0;
-const SUMMARIES_PER_LIKE: f64 = 0.5;
+pub(crate) const SUMMARIES_PER_LIKE: f64 = 0.5;
 /// Count reads of posts hot enough that the API's 1 s count cache answers them (at the
 /// measured miss ratio); the rest each read DynamoDB.
 const CACHED_COUNT_READ_SHARE: f64 = 0.2;
@@ -369,6 +371,11 @@ pub fn table(m: &Measured) -> Vec<String> {
             p.per_day(m, 0.0)
         ));
     }
+    lines.extend(shared_tier::lines(
+        m,
+        &feed,
+        &[Profile::default_profile(), lean],
+    ));
     for s in [0.8, 1.2] {
         let other = Feed { zipf_s: s, ..feed };
         let fast = other.count_units() + feed::mine_units(Mine::Fast, 1);

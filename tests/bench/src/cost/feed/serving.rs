@@ -54,14 +54,26 @@ const LOOKUPS: u32 = 40_000;
 /// Rates in the grid, spaced evenly in log λ.
 const GRID: usize = 64;
 
-/// The share of lookups at `lookups` a second that miss, the environment writing the post at
+/// The shares of lookups at `lookups` a second that miss, the environment writing the post at
 /// `writes` a second.
-pub fn miss_share(rules: &Rules, lookups: f64, writes: f64, rng: &mut Uniform) -> f64 {
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Misses {
+    /// All of them.
+    pub all: f64,
+    /// Those within an own write's mark: counts another environment read before the write
+    /// cannot serve them, so with a shared tier they still read DynamoDB.
+    pub marked: f64,
+}
+
+pub fn miss_share(rules: &Rules, lookups: f64, writes: f64, rng: &mut Uniform) -> Misses {
     if writes <= 0.0 {
-        return 1.0 / (1.0 + lookups * rules.feed_age);
+        return Misses {
+            all: 1.0 / (1.0 + lookups * rules.feed_age),
+            marked: 0.0,
+        };
     }
     let (mut now, mut stored, mut written) = (0.0, f64::NEG_INFINITY, f64::NEG_INFINITY);
-    let (mut seen, mut misses) = (0u32, 0u32);
+    let (mut seen, mut misses, mut marked) = (0u32, 0u32, 0u32);
     let rate = lookups + writes;
     while seen < LOOKUPS {
         now += rng.wait(rate);
@@ -72,10 +84,16 @@ pub fn miss_share(rules: &Rules, lookups: f64, writes: f64, rng: &mut Uniform) -
         seen += 1;
         if !rules.serves(stored, written, now) {
             misses += 1;
+            if now < written + rules.write_mark {
+                marked += 1;
+            }
             stored = now;
         }
     }
-    f64::from(misses) / f64::from(LOOKUPS)
+    Misses {
+        all: f64::from(misses) / f64::from(LOOKUPS),
+        marked: f64::from(marked) / f64::from(LOOKUPS),
+    }
 }
 
 /// Miss shares over a range of lookup rates, own writes a fixed share of lookups.
@@ -83,8 +101,8 @@ pub fn miss_share(rules: &Rules, lookups: f64, writes: f64, rng: &mut Uniform) -
 pub struct Curve {
     rules: Rules,
     writes_per_lookup: f64,
-    /// (ln λ, share), ascending.
-    points: Vec<(f64, f64)>,
+    /// (ln λ, shares), ascending.
+    points: Vec<(f64, Misses)>,
 }
 
 impl Curve {
@@ -106,18 +124,28 @@ impl Curve {
         }
     }
 
-    /// The miss share at `lookups` a second (interpolated in ln λ; the closed form without
+    /// The miss shares at `lookups` a second (interpolated in ln λ; the closed form without
     /// own writes).
-    pub fn at(&self, lookups: f64) -> f64 {
+    pub fn at(&self, lookups: f64) -> Misses {
         if self.writes_per_lookup <= 0.0 {
             return miss_share(&self.rules, lookups, 0.0, &mut Uniform(1));
         }
         let x = lookups.ln();
         let k = self.points.partition_point(|&(px, _)| px < x);
+        let between = |a: f64, b: f64, t: f64| a + (b - a) * t;
         match (k.checked_sub(1).map(|j| self.points[j]), self.points.get(k)) {
-            (Some((x0, y0)), Some(&(x1, y1))) if x1 > x0 => y0 + (y1 - y0) * (x - x0) / (x1 - x0),
+            (Some((x0, y0)), Some(&(x1, y1))) if x1 > x0 => {
+                let t = (x - x0) / (x1 - x0);
+                Misses {
+                    all: between(y0.all, y1.all, t),
+                    marked: between(y0.marked, y1.marked, t),
+                }
+            }
             (_, Some(&(_, y))) | (Some((_, y)), None) => y,
-            (None, None) => 1.0,
+            (None, None) => Misses {
+                all: 1.0,
+                marked: 0.0,
+            },
         }
     }
 }
@@ -137,13 +165,13 @@ mod tests {
         };
         let mut rng = Uniform(7);
         for lookups in [0.05, 0.5, 5.0, 50.0] {
-            let simulated = miss_share(&rules, lookups, 1e-12, &mut rng);
-            let formula = miss_share(&rules, lookups, 0.0, &mut rng);
+            let simulated = miss_share(&rules, lookups, 1e-12, &mut rng).all;
+            let formula = miss_share(&rules, lookups, 0.0, &mut rng).all;
             assert!(
                 (simulated - formula).abs() < 0.01,
                 "λ {lookups}: simulated {simulated:.4}, formula {formula:.4}"
             );
-            let written = miss_share(&rules, lookups, lookups / 10.0, &mut rng);
+            let written = miss_share(&rules, lookups, lookups / 10.0, &mut rng).all;
             assert!(
                 written > formula,
                 "λ {lookups}: {written:.4} ≤ {formula:.4}"
