@@ -40,7 +40,7 @@ async fn counts(app: &Api, me: &UserId, posts: &[PostId]) -> Vec<Option<i64>> {
     let since = format_ts(Utc::now() - chrono::Duration::hours(1));
     let event = ApiEvent::new("GET", "/likes/summary")
         .query(&format!("post_ids={}&since={since}", ids.join(",")))
-        .caller(&me.to_string());
+        .caller(me.as_ref());
     let (s, body, _) = call(app, event).await;
     assert_eq!(s, 200, "{body}");
     let items = body["items"].as_array().expect("items");
@@ -73,7 +73,7 @@ async fn posts_read_by_many_environments_are_read_from_dynamodb_once() {
     let liker = UserId::new_random();
     let plain = t.app();
     for p in &posts[..10] {
-        let (s, b, _) = call_as(&plain, "PUT", &like_path(p), &liker.to_string()).await;
+        let (s, b, _) = call_as(&plain, "PUT", &like_path(p), liker.as_ref()).await;
         assert_eq!(s, 200, "{b}");
     }
     let likes: Vec<(PostId, UserId)> = posts[..10]
@@ -120,7 +120,7 @@ async fn an_environments_own_write_is_not_hidden_by_shared_counts() {
     assert_eq!(count_reads(&counter), 1);
 
     let me = UserId::new_random();
-    let (s, body, _) = call_as(&b, "PUT", &like_path(&post), &me.to_string()).await;
+    let (s, body, _) = call_as(&b, "PUT", &like_path(&post), me.as_ref()).await;
     assert_eq!(s, 200, "{body}");
     aggregate(
         &t,
@@ -160,7 +160,7 @@ async fn a_tier_that_goes_away_costs_reads_not_answers() {
     let [a, b, c] = [(); 3].map(|_| environment(&t, Some(&server), &counter));
     let post = PostId::new_random();
     let liker = UserId::new_random();
-    let (s, body, _) = call_as(&t.app(), "PUT", &like_path(&post), &liker.to_string()).await;
+    let (s, body, _) = call_as(&t.app(), "PUT", &like_path(&post), liker.as_ref()).await;
     assert_eq!(s, 200, "{body}");
     aggregate(&t, &[(post.clone(), liker)], 300_000_000_000_000_000_000).await;
     let posts = std::slice::from_ref(&post);
