@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Least privilege in a translated template (JSON), for `make lint-template`: no role may hold
 a managed policy beyond basic logging and X-Ray's write-only policy (which SAM attaches whenever
-`Tracing` comes from a parameter, whatever its value); no inline or managed policy statement may
+`Tracing` comes from a parameter, whatever its value), and for the API's role alone the
+network interfaces a function in a VPC needs (SAM attaches AWSLambdaVPCAccessExecutionRole
+whenever `VpcConfig` is written, even as an `!If` that chooses none: the shared count tier's);
+no inline or managed policy statement may
 name a wildcard action, every resource, or a wildcard ARN (a stream's label aside). Exits 1
 naming the first offence.
 
@@ -10,6 +13,7 @@ naming the first offence.
 import json, sys
 t = json.load(open(sys.argv[1]))
 allowed = ("/AWSLambdaBasicExecutionRole", "/AWSXrayWriteOnlyAccess")
+allowed_for = {"LikesApiFunctionRole": ("/AWSLambdaVPCAccessExecutionRole",)}
 def statements(r):
     if r["Type"] == "AWS::IAM::Role":
         for p in r["Properties"].get("Policies", []):
@@ -19,7 +23,8 @@ def statements(r):
 
 for name, r in t["Resources"].items():
     if r["Type"] == "AWS::IAM::Role":
-        extra = [a for a in r["Properties"].get("ManagedPolicyArns", []) if not a.endswith(allowed)]
+        mine = allowed + allowed_for.get(name, ())
+        extra = [a for a in r["Properties"].get("ManagedPolicyArns", []) if not a.endswith(mine)]
         if extra:
             sys.exit(f"{name} has broad managed policies: {extra}")
     for st in statements(r):

@@ -52,11 +52,13 @@ lean="$(mktemp -t translated-lean.XXXXXX.json)"
 trap 'rm -f "$plain" "$cors" "$api_prov" "$url_ondemand" "$lean"' EXIT
 translate "$api_prov" '{"CapacityMode": "Provisioned"}'
 translate "$url_ondemand" '{"FrontDoor": "FunctionUrl"}'
-translate "$lean" '{"FrontDoor": "FunctionUrl", "CapacityMode": "Provisioned", "AllowedOrigins": "https://example.com"}'
+# The lean profile with the shared count tier, its function in the tier's subnets.
+translate "$lean" '{"FrontDoor": "FunctionUrl", "CapacityMode": "Provisioned", "AllowedOrigins": "https://example.com", "SharedCountCacheSubnetIds": "subnet-0a1b2c3d,subnet-4e5f6a7b", "SharedCountCacheSecurityGroupIds": "sg-0a1b2c3d"}'
 for out in "$plain" "$cors" "$api_prov" "$url_ondemand" "$lean"; do
   "$venv/bin/cfn-lint" "$out"
   # Least privilege: no role may hold a managed policy beyond basic logging and X-Ray's write-only
-  # policy (which SAM attaches whenever `Tracing` comes from a parameter, whatever its value);
+  # policy (which SAM attaches whenever `Tracing` comes from a parameter, whatever its value),
+  # and the API's network interfaces in a VPC (the shared count tier's);
   # no inline or managed policy statement may name a wildcard action, every resource, or a
   # wildcard ARN (a stream's label aside).
   "$venv/bin/python" "$root/infra/scripts/check-policies.py" "$out"

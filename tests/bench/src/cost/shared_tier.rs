@@ -66,7 +66,7 @@ pub fn lines(m: &Measured, feed: &Feed, profiles: &[Profile]) -> Vec<String> {
     let t = tiered(feed);
     let mut lines = vec![
         format!(
-            "with the shared count tier (SharedCountCache, ElastiCache Serverless for Valkey): a summary's counts read {:.2} units (every environment's misses of a post share one DynamoDB read per feed age), {:.0} ECPUs (${ECPU}/M: ${:.4} per million summaries with the {TIER_MS} ms wait); storage and {AZS} NAT gateways ${:.2} a day",
+            "with the shared count tier (SharedCountCacheSubnetIds set: ElastiCache Serverless for Valkey): a summary's counts read {:.2} units (every environment's misses of a post share one DynamoDB read per feed age), {:.0} ECPUs (${ECPU}/M: ${:.4} per million summaries with the {TIER_MS} ms wait); storage and {AZS} NAT gateways ${:.2} a day",
             t.count_units,
             t.ecpus,
             per_million_summaries(&t),
@@ -75,11 +75,15 @@ pub fn lines(m: &Measured, feed: &Feed, profiles: &[Profile]) -> Vec<String> {
     ];
     for p in profiles {
         let day = |mine| per_day(p, m, feed, &t, mine);
+        let units = |mine| t.count_units + feed::mine_units(mine, 1);
+        let summary = |mine| p.summary(units(mine)).total() + per_million_summaries(&t);
         lines.push(format!(
-            "  {}: a summary reads {:.1} units with SummaryMine=fast ({:.1} strong); a day: fast ${:.0}, strong ${:.0}",
+            "  {}: a summary reads {:.1} units with SummaryMine=fast ({:.1} strong); per million summaries: fast ${:.2}, strong ${:.2}; a day: fast ${:.0}, strong ${:.0}",
             p.name,
-            t.count_units + feed::mine_units(Mine::Fast, 1),
-            t.count_units + feed::mine_units(Mine::Strong, 1),
+            units(Mine::Fast),
+            units(Mine::Strong),
+            summary(Mine::Fast),
+            summary(Mine::Strong),
             day(Mine::Fast),
             day(Mine::Strong)
         ));
