@@ -105,9 +105,13 @@ impl Entry {
         self.written.is_some_and(|w| self.stored < w + WRITE_MARK)
     }
 
-    /// Its write mark still holds a read to the TTL (a read from now on may come within it).
+    /// Its write mark may still hold a read to the TTL: a read from now on may come within it,
+    /// and counts read within it may yet arrive from the shared tier, backdated (`put_aged`),
+    /// for as long as a feed takes counts. Evicted sooner, such counts would serve a feed age
+    /// here and hide this environment's own write.
     fn marking(&self) -> bool {
-        self.written.is_some_and(|w| w.elapsed() < WRITE_MARK)
+        self.written
+            .is_some_and(|w| w.elapsed() < WRITE_MARK + MAX_FEED_AGE)
     }
 }
 
@@ -272,8 +276,8 @@ impl CountCache {
             return;
         }
         if entries.map.len() >= CAPACITY {
-            // Counts past MAX_STALE serve nothing, and a mark past WRITE_MARK marks nothing
-            // (any read from now on holds the write).
+            // Counts past MAX_STALE serve nothing, and a mark past WRITE_MARK + MAX_FEED_AGE
+            // marks nothing (any read from now on, or backdated copy of one, holds the write).
             entries.map.retain(|_, e| {
                 let counts = e.counts.is_some() && e.stored.elapsed() < MAX_STALE;
                 counts || e.marking()

@@ -55,6 +55,8 @@ impl<T> Shown<T> {
 
 /// A count value the cache holds: the like count, or every kind's.
 trait Cached: Clone + Default {
+    /// Every kind's counts (the shared tier keeps the two shapes apart).
+    const KINDS: bool;
     /// Read within `age`.
     fn fresh(cache: &CountCache, post: &PostId, age: Age) -> Option<Self>;
     /// Of the last read, whatever it was of (a like count is no answer for every kind).
@@ -63,6 +65,7 @@ trait Cached: Clone + Default {
 }
 
 impl Cached for i64 {
+    const KINDS: bool = false;
     fn fresh(cache: &CountCache, post: &PostId, age: Age) -> Option<Self> {
         cache.likes(post, age)
     }
@@ -75,6 +78,7 @@ impl Cached for i64 {
 }
 
 impl Cached for KindCounts {
+    const KINDS: bool = true;
     fn fresh(cache: &CountCache, post: &PostId, age: Age) -> Option<Self> {
         cache.kinds(post, age)
     }
@@ -116,13 +120,14 @@ impl<T: Cached> Lookup<T> {
     }
 
     /// Takes the misses' counts from the shared tier where the cache's rules let them serve a
-    /// feed (kept as read when the tier's read was, `CountCache::put_aged`), leaving the rest.
+    /// feed (kept as read when the tier's read was, less a spread: `CountCache::put_aged`,
+    /// `SharedCounts::spread`), leaving the rest.
     async fn through_shared(&mut self, cache: &CountCache, shared: &SharedCounts) {
         if self.misses.is_empty() {
             return;
         }
-        for (post, counts, age) in shared.get(&self.misses).await {
-            cache.put_aged(&post, counts, age);
+        for (post, counts, age) in shared.get(&self.misses, T::KINDS).await {
+            cache.put_aged(&post, counts, age + shared.spread());
         }
         for post in std::mem::take(&mut self.misses) {
             match T::fresh(cache, &post, Age::Feed) {

@@ -196,10 +196,12 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
     }
 
     /// Feed summaries' counts through a tier every environment shares, kept there for the
-    /// count cache's feed age (so set the cache first).
+    /// count cache's feed age (so set the cache first). None with the cache off: nothing could
+    /// keep what the tier gives.
     pub fn with_shared_counts(mut self, store: Arc<dyn shared_counts::SharedStore>) -> Self {
         let keep = self.cache.feed_age();
-        self.shared = Some(shared_counts::SharedCounts::new(store, keep));
+        self.shared =
+            (!self.cache.ttl().is_zero()).then(|| shared_counts::SharedCounts::new(store, keep));
         self
     }
 

@@ -3,6 +3,7 @@
 #![recursion_limit = "256"]
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
 use lambda_http::request::LambdaRequest;
@@ -55,10 +56,15 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         app = app.with_erase_queue(Arc::new(queue));
     }
     if let Some(url) = &env.shared_counts_url {
+        // The tier's TLS (rustls) takes the process's provider: the one the SDK already uses,
+        // named, so that no other crate's provider can make it ambiguous (a panic, not an error).
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let shared = Valkey::open(url)?;
-        // Connected now, during init; if it cannot be reached, summaries read DynamoDB.
-        if let Err(e) = shared.connect().await {
-            tracing::warn!(error = %e, "the shared count tier could not be reached at start-up");
+        // Connected now, during init, for at most a second; if it cannot be reached, summaries
+        // read DynamoDB until it can.
+        let connected = tokio::time::timeout(Duration::from_secs(1), shared.connect()).await;
+        if !matches!(connected, Ok(Ok(()))) {
+            tracing::warn!("the shared count tier could not be reached at start-up");
         }
         app = app.with_shared_counts(Arc::new(shared));
     }

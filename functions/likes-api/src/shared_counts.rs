@@ -10,6 +10,13 @@
 //! writes — decide whether they serve. Only feed summaries use the tier: the count and
 //! reactions routes keep their 1 s per environment.
 //!
+//! Every environment copying one entry would keep it until the same instant, then miss together
+//! and read DynamoDB together. So an entry is renewed ahead: one in the last sixth of its life
+//! ([`SharedCounts::refresh`]) is no answer, and the environment that asks reads DynamoDB and
+//! shares a fresh one; and each copy is kept a random part of that sixth less long
+//! ([`SharedCounts::spread`]), so that environments ask one after another, the first renewing
+//! it for the rest.
+//!
 //! The tier is a cache, never a dependency: when it fails or is slow (more than [`WAIT`]), the
 //! request reads DynamoDB as it would without it, and the tier is left alone for [`DOWN_FOR`].
 
@@ -33,6 +40,12 @@ pub const WAIT: Duration = Duration::from_millis(100);
 /// How long a failed or slow tier is left alone: every request meanwhile reads DynamoDB
 /// directly instead of waiting out [`WAIT`] again.
 pub const DOWN_FOR: Duration = Duration::from_secs(5);
+/// A DynamoDB read that took longer is not shared: a later read has likely been shared since,
+/// and a plain SET would replace it with older counts.
+pub const SLOW_READ: Duration = Duration::from_secs(1);
+/// An entry read further in the future than this (a writer's clock ahead) is no answer: its age
+/// would be understated.
+const SKEW: Duration = Duration::from_secs(1);
 
 #[derive(Debug, thiserror::Error)]
 pub enum SharedError {
@@ -47,7 +60,7 @@ pub type SharedCall<'a, T> = Pin<Box<dyn Future<Output = Result<T, SharedError>>
 /// A key-value store every environment reaches: what the tier needs of Valkey.
 pub trait SharedStore: Send + Sync {
     /// Each key's value, in order (None: not kept).
-    fn get<'a>(&'a self, keys: &'a [String]) -> SharedCall<'a, Vec<Option<String>>>;
+    fn get<'a>(&'a self, keys: &'a [String]) -> SharedCall<'a, Vec<Option<Vec<u8>>>>;
     /// Keeps each value under its key for `keep`.
     fn put<'a>(&'a self, entries: &'a [(String, String)], keep: Duration) -> SharedCall<'a, ()>;
 }
@@ -64,9 +77,11 @@ struct Entry {
     kinds: Option<BTreeMap<String, i64>>,
 }
 
-/// The tier's key of a post's counts (one owner of the format).
-pub fn key(post: &PostId) -> String {
-    format!("likes:counts:{post}")
+/// The tier's key of a post's counts (one owner of the format): one per shape, so that a
+/// deployment changing its reaction kinds never swaps a like count for every kind's.
+pub fn key(post: &PostId, kinds: bool) -> String {
+    let shape = if kinds { "k" } else { "l" };
+    format!("likes:counts:{shape}:{post}")
 }
 
 /// Now, ms since the epoch.
@@ -93,11 +108,16 @@ fn encode(counts: &Counts, at: i64) -> Option<String> {
 }
 
 /// The counts and their age, `now` being ms since the epoch; None if the value is not an entry
-/// (another version's, or garbage: a cache may hold anything) or is older than `keep`.
-fn decode(raw: &str, now: i64, keep: Duration) -> Option<(Counts, Duration)> {
-    let entry: Entry = serde_json::from_str(raw).ok()?;
+/// (another version's, or garbage: a cache may hold anything), is `fresh_for` old or older, or
+/// was read in the future by more than the clocks' skew.
+fn decode(raw: &[u8], now: i64, fresh_for: Duration) -> Option<(Counts, Duration)> {
+    let entry: Entry = serde_json::from_slice(raw).ok()?;
+    let ahead = entry.at.saturating_sub(now);
+    if ahead > SKEW.as_millis() as i64 {
+        return None;
+    }
     let age = Duration::from_millis(u64::try_from(now.saturating_sub(entry.at)).unwrap_or(0));
-    if age >= keep {
+    if age >= fresh_for {
         return None;
     }
     let counts = match (entry.likes, entry.kinds) {
@@ -125,6 +145,16 @@ impl SharedCounts {
         }
     }
 
+    /// The last part of an entry's life in which it is renewed rather than served: a sixth.
+    pub fn refresh(&self) -> Duration {
+        self.keep / 6
+    }
+
+    /// How much less long than its age allows a copy is kept: random within [`Self::refresh`].
+    pub fn spread(&self) -> Duration {
+        self.refresh().mul_f64(fastrand::f64())
+    }
+
     fn down(&self) -> bool {
         let Ok(until) = self.down_until.lock() else {
             return true;
@@ -139,12 +169,13 @@ impl SharedCounts {
         }
     }
 
-    /// What the tier holds of `posts`, each with its age; nothing when it is down or slow.
-    pub async fn get(&self, posts: &[PostId]) -> Vec<(PostId, Counts, Duration)> {
+    /// What the tier holds of `posts` (every kind's counts if `kinds`, else the like count),
+    /// each with its age, save entries due for renewal; nothing when the tier is down or slow.
+    pub async fn get(&self, posts: &[PostId], kinds: bool) -> Vec<(PostId, Counts, Duration)> {
         if posts.is_empty() || self.down() {
             return Vec::new();
         }
-        let keys: Vec<String> = posts.iter().map(key).collect();
+        let keys: Vec<String> = posts.iter().map(|p| key(p, kinds)).collect();
         let got = match tokio::time::timeout(WAIT, self.store.get(&keys)).await {
             Ok(Ok(got)) => got,
             Ok(Err(e)) => {
@@ -157,25 +188,31 @@ impl SharedCounts {
             }
         };
         let now = now_ms();
+        let fresh_for = self.keep - self.refresh();
         posts
             .iter()
             .zip(got)
             .filter_map(|(post, raw)| {
-                let (counts, age) = decode(raw.as_deref()?, now, self.keep)?;
+                let (counts, age) = decode(raw.as_deref()?, now, fresh_for)?;
                 Some((post.clone(), counts, age))
             })
             .collect()
     }
 
     /// Shares what this environment read from DynamoDB, the read sent at `at` (ms since the
-    /// epoch). A failure costs the other environments a read each, nothing more.
+    /// epoch), unless it took longer than [`SLOW_READ`]. A failure costs the other
+    /// environments a read each, nothing more.
     pub async fn put(&self, read: &[(PostId, Counts)], at: i64) {
-        if read.is_empty() || self.down() {
+        let slow = now_ms().saturating_sub(at) > SLOW_READ.as_millis() as i64;
+        if read.is_empty() || slow || self.down() {
             return;
         }
         let entries: Vec<(String, String)> = read
             .iter()
-            .filter_map(|(post, counts)| Some((key(post), encode(counts, at)?)))
+            .filter_map(|(post, counts)| {
+                let kinds = matches!(counts, Counts::Kinds(_));
+                Some((key(post, kinds), encode(counts, at)?))
+            })
             .collect();
         match tokio::time::timeout(WAIT, self.store.put(&entries, self.keep)).await {
             Ok(Ok(())) => {}

@@ -14,8 +14,18 @@ pub struct ValkeyServer {
 
 impl ValkeyServer {
     /// Starts one and waits until it answers. Panics, saying what to install, when
-    /// `redis-server` is missing: a test that needs it must not pass without it.
+    /// `redis-server` is missing: a test that needs it must not pass without it. A server that
+    /// exits at once (its port taken meanwhile) is started again on another port.
     pub async fn start() -> Self {
+        for _ in 0..5 {
+            if let Some(server) = Self::try_start().await {
+                return server;
+            }
+        }
+        panic!("redis-server exited at start five times (see its output above)");
+    }
+
+    async fn try_start() -> Option<Self> {
         let port = free_port();
         let child = Command::new("redis-server")
             .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
@@ -25,14 +35,21 @@ impl ValkeyServer {
             .kill_on_drop(true)
             .spawn()
             .expect("redis-server starts (Debian's redis-server package: .ci/run installs it)");
-        let url = format!("redis://127.0.0.1:{port}");
-        let server = Self {
-            url,
+        let mut server = Self {
+            url: format!("redis://127.0.0.1:{port}"),
             child: Some(child),
         };
         let store = server.store();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while store.connect().await.is_err() {
+        loop {
+            if let Some(child) = server.child.as_mut() {
+                if child.try_wait().ok().flatten().is_some() {
+                    return None;
+                }
+            }
+            if store.connect().await.is_ok() {
+                return Some(server);
+            }
             assert!(
                 tokio::time::Instant::now() < deadline,
                 "redis-server did not answer on {} within 10 s",
@@ -40,7 +57,13 @@ impl ValkeyServer {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        server
+    }
+
+    /// A client of it, as one execution environment's, connected.
+    pub async fn connected(&self) -> likes_api::shared_counts::valkey::Valkey {
+        let store = self.store();
+        store.connect().await.expect("redis-server answers");
+        store
     }
 
     pub fn url(&self) -> &str {

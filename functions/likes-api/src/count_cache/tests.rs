@@ -197,3 +197,28 @@ async fn shared_counts_age_from_their_read() {
         "read after the write's mark: serves a feed"
     );
 }
+
+/// A post this environment wrote keeps its write mark through a flood of other posts for as
+/// long as counts read within the mark may still arrive from the shared tier, backdated: such
+/// counts must serve the TTL only, not a feed age that hides the write.
+#[tokio::test(start_paused = true)]
+async fn a_write_mark_outlives_a_flood_while_backdated_counts_may_arrive() {
+    let cache = CountCache::new(Duration::from_secs(1)).with_feed_age(Duration::from_secs(60));
+    let post = PostId::new_random();
+    cache.written(&post);
+    tokio::time::advance(WRITE_MARK * 2).await;
+    for _ in 0..CAPACITY * 2 {
+        cache.put(&PostId::new_random(), Counts::Likes(1));
+    }
+    // Another environment read the post within the mark; its copy arrives now.
+    cache.put_aged(
+        &post,
+        Counts::Likes(0),
+        WRITE_MARK * 2 - Duration::from_secs(1),
+    );
+    assert_eq!(
+        cache.likes(&post, Age::Feed),
+        None,
+        "counts read within the write's mark served a feed"
+    );
+}

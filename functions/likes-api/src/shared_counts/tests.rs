@@ -7,14 +7,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// that fails or stalls; counts its calls.
 #[derive(Default)]
 struct Memory {
-    values: Mutex<HashMap<String, String>>,
+    values: Mutex<HashMap<String, Vec<u8>>>,
     calls: AtomicUsize,
     broken: bool,
     stalled: bool,
 }
 
 impl SharedStore for Memory {
-    fn get<'a>(&'a self, keys: &'a [String]) -> SharedCall<'a, Vec<Option<String>>> {
+    fn get<'a>(&'a self, keys: &'a [String]) -> SharedCall<'a, Vec<Option<Vec<u8>>>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {
             self.trouble().await?;
@@ -27,7 +27,12 @@ impl SharedStore for Memory {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {
             self.trouble().await?;
-            self.values.lock().unwrap().extend(entries.iter().cloned());
+            let mut values = self.values.lock().unwrap();
+            values.extend(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone().into_bytes())),
+            );
             Ok(())
         })
     }
@@ -46,7 +51,7 @@ impl Memory {
 }
 
 #[tokio::test]
-async fn entries_come_back_with_their_read_time_and_kind() {
+async fn entries_come_back_with_their_read_time_in_their_own_shape() {
     let store = Arc::new(Memory::default());
     let tier = SharedCounts::new(store.clone(), Duration::from_secs(60));
     let (a, b, c) = (
@@ -59,35 +64,61 @@ async fn entries_come_back_with_their_read_time_and_kind() {
         ("love".into(), 1),
     ])));
     let read_at = now_ms() - 20_000;
+    // Shared under each shape's key; then as if read 20 s ago.
     tier.put(
         &[(a.clone(), Counts::Likes(5)), (b.clone(), kinds.clone())],
-        read_at,
+        now_ms(),
     )
     .await;
-    let got = tier.get(&[a.clone(), b.clone(), c.clone()]).await;
-    assert_eq!(got.len(), 2, "{got:?}");
-    assert_eq!((&got[0].0, &got[0].1), (&a, &Counts::Likes(5)));
-    assert_eq!((&got[1].0, &got[1].1), (&b, &kinds));
-    for (_, _, age) in &got {
+    let shared: Vec<String> = store.values.lock().unwrap().keys().cloned().collect();
+    assert!(
+        shared.contains(&key(&a, false)) && shared.contains(&key(&b, true)),
+        "{shared:?}"
+    );
+    let entry = |counts: &Counts, at| encode(counts, at).unwrap().into_bytes();
+    store.values.lock().unwrap().extend([
+        (key(&a, false), entry(&Counts::Likes(5), read_at)),
+        (key(&b, true), entry(&kinds, read_at)),
+    ]);
+    let likes = tier.get(&[a.clone(), b.clone(), c.clone()], false).await;
+    assert_eq!(likes.len(), 1, "{likes:?}");
+    assert_eq!((&likes[0].0, &likes[0].1), (&a, &Counts::Likes(5)));
+    let every = tier.get(&[a.clone(), b.clone(), c.clone()], true).await;
+    assert_eq!(every.len(), 1, "{every:?}");
+    assert_eq!((&every[0].0, &every[0].1), (&b, &kinds));
+    for (_, _, age) in likes.iter().chain(&every) {
         assert!(
             (Duration::from_secs(20)..Duration::from_secs(25)).contains(age),
             "aged from the read, not the copy: {age:?}"
         );
     }
-    // Older than the feed age, garbage, another version's shape: not counts.
-    tier.put(&[(c.clone(), Counts::Likes(1))], now_ms() - 61_000)
+}
+
+#[tokio::test]
+async fn old_future_slow_or_garbled_entries_are_no_answer() {
+    let store = Arc::new(Memory::default());
+    let tier = SharedCounts::new(store.clone(), Duration::from_secs(60));
+    let posts: Vec<PostId> = (0..5).map(|_| PostId::new_random()).collect();
+    let entry = |at| encode(&Counts::Likes(1), at).unwrap().into_bytes();
+    let now = now_ms();
+    store.values.lock().unwrap().extend([
+        // Past the feed age; in its last sixth (renewed, not served); read 5 s in the future.
+        (key(&posts[0], false), entry(now - 61_000)),
+        (key(&posts[1], false), entry(now - 55_000)),
+        (key(&posts[2], false), entry(now + 5_000)),
+        (key(&posts[3], false), b"{\"at\":1,\"shape\":2}".to_vec()),
+        (key(&posts[4], false), vec![0xff, 0xfe]),
+    ]);
+    assert!(tier.get(&posts, false).await.is_empty());
+    // A read that took 2 s is not shared.
+    let slow = PostId::new_random();
+    tier.put(&[(slow.clone(), Counts::Likes(1))], now_ms() - 2_000)
         .await;
-    store
+    assert!(!store
         .values
         .lock()
         .unwrap()
-        .insert(key(&a), "{\"at\":1,\"shape\":2}".into());
-    store
-        .values
-        .lock()
-        .unwrap()
-        .insert(key(&b), "not json".into());
-    assert!(tier.get(&[a, b, c]).await.is_empty());
+        .contains_key(&key(&slow, false)));
 }
 
 #[tokio::test(start_paused = true)]
@@ -106,14 +137,14 @@ async fn a_failing_or_slow_tier_is_left_alone_for_a_while() {
         let tier = SharedCounts::new(store.clone(), Duration::from_secs(60));
         let posts = [PostId::new_random()];
         let started = Instant::now();
-        assert!(tier.get(&posts).await.is_empty());
+        assert!(tier.get(&posts, false).await.is_empty());
         assert!(started.elapsed() <= WAIT, "waited {:?}", started.elapsed());
         tier.put(&[(posts[0].clone(), Counts::Likes(1))], now_ms())
             .await;
-        assert!(tier.get(&posts).await.is_empty());
+        assert!(tier.get(&posts, false).await.is_empty());
         assert_eq!(store.calls.load(Ordering::SeqCst), 1, "asked while down");
         tokio::time::advance(DOWN_FOR).await;
-        assert!(tier.get(&posts).await.is_empty());
+        assert!(tier.get(&posts, false).await.is_empty());
         assert_eq!(
             store.calls.load(Ordering::SeqCst),
             2,

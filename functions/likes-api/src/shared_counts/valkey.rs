@@ -48,7 +48,7 @@ impl Valkey {
 }
 
 impl SharedStore for Valkey {
-    fn get<'a>(&'a self, keys: &'a [String]) -> SharedCall<'a, Vec<Option<String>>> {
+    fn get<'a>(&'a self, keys: &'a [String]) -> SharedCall<'a, Vec<Option<Vec<u8>>>> {
         Box::pin(async move {
             let mut pipe = redis::pipe();
             for key in keys {

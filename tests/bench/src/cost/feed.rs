@@ -43,6 +43,10 @@ pub const HEAVY_SHARE: f64 = 0.01;
 /// a query bills 0.5 units per 4 KB read, eventually consistent.
 const INDEX_ENTRY_BYTES: f64 = 110.0;
 
+/// Seconds a shared-tier renewal takes: a DynamoDB read and the tier's SET (~10 ms each, with
+/// room), during which other environments' misses of the post read DynamoDB too.
+const RENEWAL_GAP: f64 = 0.05;
+
 /// How a summary reads the caller's own (the template's `SummaryMine`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Mine {
@@ -133,9 +137,13 @@ impl Feed {
             ttl: self.ttl,
             write_mark: self.write_mark,
         };
+        let renewal = tier::Renewal {
+            refresh: self.feed_age / 6.0,
+            gap: RENEWAL_GAP,
+        };
         let mut total = PerLookup::default();
         for (share, lambda, misses) in self.posts_misses() {
-            let p = tier::per_lookup(misses, lambda, self.environments, &rules);
+            let p = tier::per_lookup(misses, lambda, self.environments, &rules, renewal);
             total.reads += share * p.reads;
             total.gets += share * p.gets;
         }

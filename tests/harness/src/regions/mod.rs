@@ -1,0 +1,254 @@
+//! Two regions on two emulators (docs/regions.md): region A on the suite's moto, region B on a
+//! second moto this starts; in each, the Likes, Counts and Markers tables as deployed, an API,
+//! and an aggregator counting that region's own stream into its own Counts table. A replicator
+//! (`replicator`) plays MREC global tables between the two Likes tables (and their Markers).
+//!
+//! Streams are read as the event source mapping reads them: a shard iterator from the trim
+//! horizon, every page, `MODIFY` dropped by the mapping's filter, in order.
+
+pub mod replicator;
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodbstreams::types::ShardIteratorType;
+use count_aggregator::Aggregator;
+use likes_aws::dynamo::schema::{create_table, COUNTS, LIKES, MARKERS};
+use likes_aws::{DynamoCounts, DynamoLikes};
+use likes_sim::stream::StreamRecord;
+use tokio::process::{Child, Command};
+use tokio::sync::Mutex;
+
+use crate::stream::{event_json, Deliver};
+
+/// A second moto server on a loopback port of its own, stopped when dropped.
+pub struct Moto {
+    pub endpoint: String,
+    _child: Child,
+}
+
+impl Moto {
+    /// Starts one with the suite's virtualenv (`make test` makes it) and waits until it answers.
+    pub async fn start() -> Self {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free loopback port");
+        let child = Command::new(format!("{root}/.venv/bin/python"))
+            .arg(format!("{root}/infra/scripts/moto-server.py"))
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("moto starts (.venv: infra/scripts/venv.sh, which make test runs)");
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let client = crate::client_for(&endpoint).await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while client.list_tables().send().await.is_err() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the second moto did not answer on {endpoint} within 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Self {
+            endpoint,
+            _child: child,
+        }
+    }
+}
+
+/// One change in a stream, as the mapping hands it on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// `INSERT`, `MODIFY` or `REMOVE`.
+    pub name: String,
+    pub post_bucket: String,
+    pub user_id: String,
+    pub seq: String,
+}
+
+/// A reader of a table's stream (moto's: one shard), from its trim horizon.
+pub struct StreamTail {
+    client: aws_sdk_dynamodbstreams::Client,
+    iterator: Option<String>,
+}
+
+impl StreamTail {
+    pub async fn open(endpoint: &str, arn: &str) -> Self {
+        let conf = likes_aws::sdk::emulator(endpoint).await;
+        let client = aws_sdk_dynamodbstreams::Client::new(&conf);
+        let stream = client
+            .describe_stream()
+            .stream_arn(arn)
+            .send()
+            .await
+            .expect("the stream");
+        let shard = stream
+            .stream_description()
+            .and_then(|d| d.shards().first())
+            .and_then(|s| s.shard_id())
+            .expect("a shard")
+            .to_owned();
+        let iterator = client
+            .get_shard_iterator()
+            .stream_arn(arn)
+            .shard_id(shard)
+            .shard_iterator_type(ShardIteratorType::TrimHorizon)
+            .send()
+            .await
+            .expect("an iterator")
+            .shard_iterator;
+        Self { client, iterator }
+    }
+
+    /// Every change since the last read, in the shard's order.
+    pub async fn read(&mut self) -> Vec<Change> {
+        let mut changes = Vec::new();
+        while let Some(iterator) = self.iterator.clone() {
+            let page = self
+                .client
+                .get_records()
+                .shard_iterator(iterator)
+                .send()
+                .await
+                .expect("a page of the stream");
+            self.iterator = page.next_shard_iterator().map(str::to_owned);
+            if page.records().is_empty() {
+                break;
+            }
+            for r in page.records() {
+                let Some(d) = r.dynamodb() else { continue };
+                let key = |name: &str| {
+                    d.keys()
+                        .and_then(|k| k.get(name))
+                        .and_then(|v| v.as_s().ok())
+                        .cloned()
+                        .unwrap_or_default()
+                };
+                changes.push(Change {
+                    name: r.event_name().map(|n| n.as_str().to_owned()).unwrap_or_default(),
+                    post_bucket: key("post_bucket"),
+                    user_id: key("user_id"),
+                    seq: d.sequence_number().unwrap_or_default().to_owned(),
+                });
+            }
+        }
+        changes
+    }
+}
+
+/// One region: its tables, its API's stores, its aggregator.
+pub struct Region {
+    pub name: &'static str,
+    pub endpoint: String,
+    pub client: Client,
+    pub likes_table: String,
+    pub counts_table: String,
+    pub markers_table: String,
+    pub stream_arn: String,
+    /// The aggregator's own reader of this region's stream.
+    counted: Mutex<StreamTail>,
+}
+
+impl Region {
+    /// Creates the region's tables on the emulator at `endpoint` (the same names in both
+    /// regions, as a global table's replicas have).
+    pub async fn create(name: &'static str, endpoint: &str, suffix: &str) -> Arc<Self> {
+        let client = crate::client_for(endpoint).await;
+        let likes_table = format!("likes-{suffix}");
+        let counts_table = format!("counts-{suffix}");
+        let markers_table = format!("markers-{suffix}");
+        for (def, table) in [
+            (&LIKES, &likes_table),
+            (&COUNTS, &counts_table),
+            (&MARKERS, &markers_table),
+        ] {
+            create_table(&client, def, table).await.expect("a table");
+        }
+        let described = client
+            .describe_table()
+            .table_name(&likes_table)
+            .send()
+            .await
+            .expect("the Likes table");
+        let stream_arn = described
+            .table()
+            .and_then(|t| t.latest_stream_arn())
+            .expect("a stream")
+            .to_owned();
+        let counted = Mutex::new(StreamTail::open(endpoint, &stream_arn).await);
+        Arc::new(Self {
+            name,
+            endpoint: endpoint.to_owned(),
+            client,
+            likes_table,
+            counts_table,
+            markers_table,
+            stream_arn,
+            counted,
+        })
+    }
+
+    pub fn likes(&self) -> DynamoLikes {
+        DynamoLikes::new(self.client.clone(), &self.likes_table)
+            .with_markers(Some(&self.markers_table))
+    }
+
+    pub fn counts(&self) -> DynamoCounts {
+        DynamoCounts::new(self.client.clone(), &self.counts_table)
+    }
+
+    /// The region's API (no count cache: every read sees the region's Counts table).
+    pub fn app(&self) -> likes_api::App<DynamoLikes, DynamoCounts> {
+        likes_api::App::new(self.likes(), self.counts())
+    }
+
+    /// Counts what this region's stream holds since the last call, as the mapping delivers it
+    /// (its filter drops `MODIFY`): the number of records delivered.
+    pub async fn aggregate(&self) -> usize {
+        let changes = self.counted.lock().await.read().await;
+        let records: Vec<serde_json::Value> = changes
+            .iter()
+            .filter(|c| c.name != "MODIFY")
+            .map(|c| StreamRecord::likes(&c.name, &c.post_bucket, &c.user_id, &c.seq).to_json())
+            .collect();
+        for chunk in records.chunks(100) {
+            let report = Aggregator::new(self.counts())
+                .deliver(&event_json(chunk))
+                .await;
+            assert!(
+                report.checkpoint.is_none(),
+                "{}: the aggregator failed a batch: {report:?}",
+                self.name
+            );
+        }
+        records.len()
+    }
+
+    /// Every item of the Likes table (a consistent scan): (post_bucket, user_id) → item.
+    pub async fn items(&self) -> std::collections::BTreeMap<(String, String), Item> {
+        crate::scan(&self.client, &self.likes_table)
+            .await
+            .into_iter()
+            .map(|item| {
+                let key = |n: &str| {
+                    item.get(n)
+                        .and_then(|v| v.as_s().ok())
+                        .cloned()
+                        .unwrap_or_default()
+                };
+                ((key("post_bucket"), key("user_id")), Item(item))
+            })
+            .collect()
+    }
+}
+
+/// An item's attributes, compared whole.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item(pub std::collections::HashMap<String, AttributeValue>);

@@ -1,0 +1,285 @@
+//! Two regions (docs/regions.md), simulated: two emulators, an API and an aggregator in each,
+//! and a replicator that plays MREC between the Likes tables — delays per change, merged
+//! changes, last writer wins, a region cut off and rejoining (`likes_harness::regions`).
+//!
+//! Users are homed: each writes through its home region's API, one request after another.
+//! Then region A is cut off with writes in flight (its tail), A's users fail over to B, and A
+//! rejoins. After quiet:
+//! - both replicas hold the same items, and each region's counts equal its own table, post by
+//!   post (each aggregator counted its own stream: local and replicated writes alike);
+//! - a pair with no write in A's tail ends as its last acknowledged request left it (the
+//!   register stayed linearizable through the failover);
+//! - a pair written in the tail ends as last writer wins decides: B's state if B changed the
+//!   item after the failover, the tail's otherwise — the loss the design bounds to the tail;
+//! - audit and recount work per region: a drift injected into B's counts is found and repaired
+//!   in B alone, and the recount's fences, replicated to A, change nothing there.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use likes_admin::{audit::audit_post, recount::recount_post, Stores};
+use likes_core::{bucket_of, CountsRead, PostBucket, PostId, UserId};
+use likes_harness::regions::replicator::{Delays, Replicator};
+use likes_harness::regions::{Moto, Region};
+use likes_harness::{call_as, emulator, like_path};
+
+const A: usize = 0;
+const B: usize = 1;
+
+/// A pair's state as its requests left it: liked or not.
+type Pair = (PostId, UserId);
+
+struct Client {
+    user: UserId,
+    home: usize,
+}
+
+/// The outcome of one request: the state it asked for, and whether it changed anything.
+async fn toggle(region: &Region, pair: &Pair, liked: bool) -> (bool, bool) {
+    let app = region.app();
+    let method = if liked { "DELETE" } else { "PUT" };
+    let (s, body, _) = call_as(&app, method, &like_path(&pair.0), pair.1.as_ref()).await;
+    assert_eq!(s, 200, "{} {method}: {body}", region.name);
+    (!liked, body["changed"] == serde_json::json!(true))
+}
+
+/// Background work that runs while the scenario does: the replicator and each region's
+/// aggregator, every 20 ms, until stopped.
+fn start(regions: &[Arc<Region>; 2], replicator: &Arc<Replicator>) -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    tokio::spawn(Arc::clone(replicator).run(Arc::clone(&stop)));
+    for region in regions {
+        let (region, stop) = (Arc::clone(region), Arc::clone(&stop));
+        tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                region.aggregate().await;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+    }
+    stop
+}
+
+/// Waits (polling, 60 s at most) until nothing waits to be replicated and a round of the
+/// replicator and both aggregators finds nothing new.
+async fn quiet(regions: &[Arc<Region>; 2], replicator: &Replicator) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let moved = replicator.step().await + regions[A].aggregate().await + regions[B].aggregate().await;
+        if moved == 0 && replicator.waiting().await == 0 {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the regions never went quiet: {} changes waiting",
+            replicator.waiting().await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Each post's likes in a region's table (control items aside), and its count there.
+async fn counts_against_table(region: &Region, posts: &[PostId]) -> Vec<(i64, i64)> {
+    let items = region.items().await;
+    let mut held: HashMap<PostId, i64> = HashMap::new();
+    for (pb, user) in items.keys() {
+        if user.starts_with('~') {
+            continue;
+        }
+        let pb = PostBucket::parse(pb).expect("a post bucket");
+        *held.entry(pb.post).or_default() += 1;
+    }
+    let mut out = Vec::new();
+    for p in posts {
+        let counted = region.counts().post_count(p).await.expect("a count");
+        out.push((held.get(p).copied().unwrap_or(0), counted));
+    }
+    out
+}
+
+/// Each user does `n` requests through `region`, one after another, each toggling a post drawn
+/// from `posts` from the state its last acknowledged request asked for (`acked`, updated).
+/// Returns each request's pair and whether it changed anything.
+async fn run_users(
+    region: &Arc<Region>,
+    users: &[&Client],
+    posts: &[PostId],
+    n: usize,
+    seed: u64,
+    acked: &mut HashMap<Pair, bool>,
+) -> Vec<(Pair, bool)> {
+    let mut tasks = Vec::new();
+    for (i, c) in users.iter().enumerate() {
+        let (region, user, posts) = (Arc::clone(region), c.user.clone(), posts.to_vec());
+        let mut state: HashMap<Pair, bool> = acked
+            .iter()
+            .filter(|((_, u), _)| *u == user)
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        tasks.push(tokio::spawn(async move {
+            let mut x = seed.wrapping_add(i as u64 * 0x9E37_79B9).max(1);
+            let mut done = Vec::new();
+            for _ in 0..n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let pair = (posts[(x % posts.len() as u64) as usize].clone(), user.clone());
+                let liked = state.get(&pair).copied().unwrap_or(false);
+                let (now, changed) = toggle(&region, &pair, liked).await;
+                state.insert(pair.clone(), now);
+                done.push((pair, now, changed));
+            }
+            done
+        }));
+    }
+    let mut done = Vec::new();
+    for t in tasks {
+        for (pair, now, changed) in t.await.expect("a user's requests") {
+            acked.insert(pair.clone(), now);
+            done.push((pair, changed));
+        }
+    }
+    done
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_regions_keep_counts_exact_through_merged_replication_and_a_failover() {
+    let b_moto = Moto::start().await;
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    let regions = [
+        Region::create("A", &emulator(), &suffix).await,
+        Region::create("B", &b_moto.endpoint, &suffix).await,
+    ];
+    let delays = Delays {
+        min: Duration::from_millis(50),
+        max: Duration::from_millis(400),
+    };
+    let replicator = Replicator::new([Arc::clone(&regions[A]), Arc::clone(&regions[B])], delays, 7).await;
+    let stop = start(&regions, &replicator);
+
+    let posts: Vec<PostId> = (0..4).map(|_| PostId::new_random()).collect();
+    let clients: Vec<Client> = (0..6)
+        .map(|i| Client {
+            user: UserId::new_random(),
+            home: if i < 3 { A } else { B },
+        })
+        .collect();
+    let homed = |r: usize| clients.iter().filter(|c| c.home == r).collect::<Vec<_>>();
+    let mut acked: HashMap<Pair, bool> = HashMap::new();
+
+    // Everyone at home, both regions taking writes at once.
+    let (mut at_a, mut at_b) = (HashMap::new(), HashMap::new());
+    let (wrote_a, wrote_b) = tokio::join!(
+        run_users(&regions[A], &homed(A), &posts, 20, 11, &mut at_a),
+        run_users(&regions[B], &homed(B), &posts, 20, 13, &mut at_b),
+    );
+    acked.extend(at_a);
+    acked.extend(at_b);
+    assert!(!wrote_a.is_empty() && !wrote_b.is_empty());
+    quiet(&regions, &replicator).await;
+    assert!(
+        replicator.stats().merged > 0,
+        "no change merged with another: the delays never let one wait ({:?})",
+        replicator.stats()
+    );
+
+    // A is cut off with writes in flight: its users' tail stays in A.
+    replicator.cut(true);
+    let tail = run_users(&regions[A], &homed(A), &posts, 8, 17, &mut acked).await;
+    let tail_state: HashMap<Pair, bool> = tail.iter().map(|(p, _)| (p.clone(), acked[p])).collect();
+
+    // Failover: A's users write through B, which lacks their tail.
+    let in_b = run_users(&regions[B], &homed(A), &posts, 8, 19, &mut acked).await;
+    let changed_in_b: HashSet<Pair> = in_b
+        .into_iter()
+        .filter(|(_, changed)| *changed)
+        .map(|(p, _)| p)
+        .collect();
+    let b_before_rejoin = regions[B].items().await;
+
+    // A rejoins; its tail lands, item by item, settled by last writer wins.
+    replicator.cut(false);
+    quiet(&regions, &replicator).await;
+    let stats = replicator.stats();
+
+    let (a_items, b_items) = (regions[A].items().await, regions[B].items().await);
+    assert_eq!(a_items, b_items, "the replicas differ after quiet");
+    for region in &regions {
+        for (p, (held, counted)) in posts.iter().zip(counts_against_table(region, &posts).await) {
+            assert_eq!(counted, held, "{}: post {p} counted {counted}, holds {held}", region.name);
+        }
+    }
+    let state_of = |items: &BTreeMap<(String, String), likes_harness::regions::Item>, pair: &Pair| {
+        let pb = PostBucket {
+            post: pair.0.clone(),
+            bucket: bucket_of(&pair.1),
+        };
+        items.contains_key(&(pb.to_string(), pair.1.to_string()))
+    };
+    let mut lost = 0;
+    for (pair, last) in &acked {
+        let now = state_of(&a_items, pair);
+        match tail_state.get(pair) {
+            None => assert_eq!(now, *last, "{pair:?}: not in the tail, yet not as last acknowledged"),
+            Some(tail_last) => {
+                let expected = if changed_in_b.contains(pair) {
+                    state_of(&b_before_rejoin, pair)
+                } else {
+                    *tail_last
+                };
+                assert_eq!(now, expected, "{pair:?}: in the tail, not as last writer wins decides");
+                if now != *last {
+                    lost += 1;
+                }
+            }
+        }
+    }
+    eprintln!(
+        "two regions: {} pairs, {} in A's tail, {lost} of them not as last acknowledged; replicator {stats:?}",
+        acked.len(),
+        tail_state.len()
+    );
+
+    // Audit and recount, per region: a drift in B's counts (a bucket off by 3).
+    let post = &posts[0];
+    let liker = clients[0].user.clone();
+    let bucket = bucket_of(&liker);
+    regions[B]
+        .client
+        .update_item()
+        .table_name(&regions[B].counts_table)
+        .key("post_id", AttributeValue::S(post.to_string()))
+        .update_expression("ADD #c :n")
+        .expression_attribute_names("#c", likes_aws::dynamo::counts::bucket_attrs(bucket).0)
+        .expression_attribute_values(":n", AttributeValue::N("3".into()))
+        .send()
+        .await
+        .expect("a drift injected");
+    let stores = |r: &Region| Stores {
+        likes: r.likes(),
+        counts: r.counts(),
+        fence_wait: Duration::from_secs(30),
+        lease_term: Duration::from_secs(60),
+    };
+    let found = audit_post(&stores(&regions[B]), post).await.expect("B's audit");
+    assert_eq!(found.drifts.len(), 1, "B's audit: {:?}", found.drifts);
+    let clean = audit_post(&stores(&regions[A]), post).await.expect("A's audit");
+    assert!(clean.drifts.is_empty(), "A's audit: {:?}", clean.drifts);
+    let fixed = recount_post(&stores(&regions[B]), post, &[bucket], true)
+        .await
+        .expect("B's recount");
+    assert!(fixed.iter().all(|b| b.corrected || !b.drifted()), "{fixed:?}");
+    quiet(&regions, &replicator).await;
+    stop.store(true, Ordering::SeqCst);
+    for region in &regions {
+        let audit = audit_post(&stores(region), post).await.expect("an audit");
+        assert!(audit.drifts.is_empty(), "{}: {:?}", region.name, audit.drifts);
+        for (held, counted) in counts_against_table(region, &posts).await {
+            assert_eq!(counted, held, "{} after the recount", region.name);
+        }
+    }
+    assert_eq!(regions[A].items().await, regions[B].items().await);
+}
