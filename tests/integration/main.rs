@@ -18,6 +18,7 @@ mod reactions;
 mod reactions_linearizable;
 mod read_path;
 mod recount_model;
+mod regions;
 mod repair_check;
 mod repair_model;
 mod repair_race;

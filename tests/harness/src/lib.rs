@@ -10,6 +10,7 @@ pub mod linear;
 pub mod linear_single;
 pub mod oidc;
 pub mod props;
+pub mod regions;
 pub mod sdk_faults;
 pub mod stepped;
 pub mod stream;

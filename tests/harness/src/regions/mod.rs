@@ -22,7 +22,7 @@ use likes_sim::stream::StreamRecord;
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
-use crate::stream::{event_json, Deliver};
+use crate::stream::event_json;
 
 /// A second moto server on a loopback port of its own, stopped when dropped.
 pub struct Moto {
@@ -71,6 +71,8 @@ pub struct Change {
     pub post_bucket: String,
     pub user_id: String,
     pub seq: String,
+    /// When the write was made (the record's approximate creation time), µs since the epoch.
+    pub at_us: u128,
 }
 
 /// A reader of a table's stream (moto's: one shard), from its trim horizon.
@@ -132,10 +134,16 @@ impl StreamTail {
                         .unwrap_or_default()
                 };
                 changes.push(Change {
-                    name: r.event_name().map(|n| n.as_str().to_owned()).unwrap_or_default(),
+                    name: r
+                        .event_name()
+                        .map(|n| n.as_str().to_owned())
+                        .unwrap_or_default(),
                     post_bucket: key("post_bucket"),
                     user_id: key("user_id"),
                     seq: d.sequence_number().unwrap_or_default().to_owned(),
+                    at_us: d
+                        .approximate_creation_date_time()
+                        .map_or(0, |t| (t.as_secs_f64() * 1e6) as u128),
                 });
             }
         }
@@ -220,8 +228,9 @@ impl Region {
             .collect();
         for chunk in records.chunks(100) {
             let report = Aggregator::new(self.counts())
-                .deliver(&event_json(chunk))
-                .await;
+                .process_json(&event_json(chunk).0, None)
+                .await
+                .expect("the batch parses");
             assert!(
                 report.checkpoint.is_none(),
                 "{}: the aggregator failed a batch: {report:?}",

@@ -54,8 +54,8 @@ pub struct Delays {
     pub max: Duration,
 }
 
-/// The write that made an item what it is in a region: its origin's time (ms, then a
-/// tie-breaking sequence) and region.
+/// The write that made an item what it is in a region: its origin's time (the stream record's
+/// creation time, µs; then a tie-breaking sequence) and region. Both emulators share one clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Version {
     at: (u128, u64),
@@ -74,6 +74,8 @@ struct State {
     versions: [HashMap<Key, Version>; 2],
     /// Per region, the records the replicator's own writes will still cause, per item.
     expected: [HashMap<Key, usize>; 2],
+    /// Per region, whether each item exists there, as its stream's records tell.
+    present: [HashMap<Key, bool>; 2],
     /// Per origin region, the changes waiting to be sent to the other, one per item.
     pending: [HashMap<Key, Pending>; 2],
     sequence: u64,
@@ -95,10 +97,11 @@ pub struct Replicator {
     tails: [Mutex<StreamTail>; 2],
     delays: Delays,
     cut: AtomicBool,
+    /// One step at a time: each region's records are learnt in their stream's order.
+    stepping: Mutex<()>,
     state: Mutex<State>,
     stats: std::sync::Mutex<Stats>,
     rng: std::sync::Mutex<Uniform>,
-    started: std::time::Instant,
 }
 
 impl Replicator {
@@ -112,10 +115,10 @@ impl Replicator {
             tails,
             delays,
             cut: AtomicBool::new(false),
+            stepping: Mutex::new(()),
             state: Mutex::new(State::default()),
             stats: std::sync::Mutex::new(Stats::default()),
             rng: std::sync::Mutex::new(Uniform::new(seed)),
-            started: std::time::Instant::now(),
         })
     }
 
@@ -137,6 +140,7 @@ impl Replicator {
     /// One round: learn both regions' changes, then send what is due both ways. Returns how
     /// many changes were learnt or sent.
     pub async fn step(&self) -> usize {
+        let _one = self.stepping.lock().await;
         let mut moved = 0;
         for r in 0..2 {
             moved += self.learn(r).await;
@@ -170,14 +174,25 @@ impl Replicator {
         for change in changes {
             let key = (change.post_bucket, change.user_id);
             let mut state = self.state.lock().await;
+            let was = state.present[r].get(&key).copied().unwrap_or(false);
+            let is = match change.name.as_str() {
+                "INSERT" => true,
+                "REMOVE" => false,
+                _ => was,
+            };
+            state.present[r].insert(key.clone(), is);
             if let Some(n) = state.expected[r].get_mut(&key).filter(|n| **n > 0) {
                 *n -= 1;
+                continue;
+            }
+            // A delete of an absent item: moto streams one, DynamoDB does not (no change).
+            if change.name != "MODIFY" && was == is {
                 continue;
             }
             let now = self.regions[r].get(&key).await;
             state.sequence += 1;
             let version = Version {
-                at: (self.started.elapsed().as_millis(), state.sequence),
+                at: (change.at_us, state.sequence),
                 origin: r,
             };
             state.versions[r].insert(key.clone(), version);
