@@ -1,7 +1,8 @@
 //! Two regions on two emulators (docs/regions.md): region A on the suite's moto, region B on a
 //! second moto this starts; in each, the Likes, Counts and Markers tables as deployed, an API,
 //! and an aggregator counting that region's own stream into its own Counts table. A replicator
-//! (`replicator`) plays MREC global tables between the two Likes tables (and their Markers).
+//! (`replicator`) plays MREC global tables between the two Likes tables (Markers are not
+//! replicated: the simulation's workload sends no named requests).
 //!
 //! Streams are read as the event source mapping reads them: a shard iterator from the trim
 //! horizon, every page, `MODIFY` dropped by the mapping's filter, in order.
@@ -31,14 +32,24 @@ pub struct Moto {
 }
 
 impl Moto {
-    /// Starts one with the suite's virtualenv (`make test` makes it) and waits until it answers.
+    /// Starts one with the suite's virtualenv (`make test` makes it) and waits until it answers;
+    /// one that exits at once (its port taken meanwhile) is started again on another port.
     pub async fn start() -> Self {
+        for _ in 0..5 {
+            if let Some(moto) = Self::try_start().await {
+                return moto;
+            }
+        }
+        panic!("the second moto exited at start five times: run infra/scripts/moto-server.py -H 127.0.0.1 -p <port> to see why");
+    }
+
+    async fn try_start() -> Option<Self> {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
             .expect("a free loopback port");
-        let child = Command::new(format!("{root}/.venv/bin/python"))
+        let mut child = Command::new(format!("{root}/.venv/bin/python"))
             .arg(format!("{root}/infra/scripts/moto-server.py"))
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
             .stdout(Stdio::null())
@@ -50,16 +61,19 @@ impl Moto {
         let client = crate::client_for(&endpoint).await;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         while client.list_tables().send().await.is_err() {
+            if child.try_wait().ok().flatten().is_some() {
+                return None;
+            }
             assert!(
                 tokio::time::Instant::now() < deadline,
                 "the second moto did not answer on {endpoint} within 30 s"
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        Self {
+        Some(Self {
             endpoint,
             _child: child,
-        }
+        })
     }
 }
 
@@ -71,7 +85,8 @@ pub struct Change {
     pub post_bucket: String,
     pub user_id: String,
     pub seq: String,
-    /// When the write was made (the record's approximate creation time), µs since the epoch.
+    /// When the write was made (the record's approximate creation time; moto's has ms), µs
+    /// since the epoch.
     pub at_us: u128,
 }
 
@@ -224,7 +239,11 @@ impl Region {
         let records: Vec<serde_json::Value> = changes
             .iter()
             .filter(|c| c.name != "MODIFY")
-            .map(|c| StreamRecord::likes(&c.name, &c.post_bucket, &c.user_id, &c.seq).to_json())
+            .map(|c| {
+                StreamRecord::likes(&c.name, &c.post_bucket, &c.user_id, &c.seq)
+                    .created(c.at_us as f64 / 1e6)
+                    .to_json()
+            })
             .collect();
         for chunk in records.chunks(100) {
             let report = Aggregator::new(self.counts())

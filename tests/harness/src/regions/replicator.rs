@@ -13,9 +13,14 @@
 //!
 //! Each region's changes are learnt from its own stream (a reader of its own, apart from the
 //! aggregator's), the item read as it is then. The replicator tells its own writes' records
-//! from local ones by counting, per item, the records its writes will cause: a local write of
-//! the same item at the same instant could be taken for one, which home regions keep from
-//! happening, and the tests write nothing while a cut region's changes land.
+//! from local ones by counting, per item, the records its writes will cause.
+//!
+//! **Its limit: one item written in both regions at once.** A replicated write is
+//! unconditional and checked only against changes already learnt, so a local write of the same
+//! item landing in the same instant could be overwritten (or its record taken for the
+//! replicator's), where AWS would settle it by its own times. Home regions keep this from
+//! happening, and the test writes nothing while a cut region's changes land; forced conflicts
+//! (conditional replicated writes, retried after learning) are not built.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,7 +60,8 @@ pub struct Delays {
 }
 
 /// The write that made an item what it is in a region: its origin's time (the stream record's
-/// creation time, µs; then a tie-breaking sequence) and region. Both emulators share one clock.
+/// creation time: moto's, to the ms, on the one clock both emulators share; AWS keeps its own
+/// time per write, which streams do not show), then a tie-breaking sequence, and region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Version {
     at: (u128, u64),
@@ -185,7 +191,8 @@ impl Replicator {
                 *n -= 1;
                 continue;
             }
-            // A delete of an absent item: moto streams one, DynamoDB does not (no change).
+            // A record that changes no item's presence (moto streams two INSERTs for an
+            // UpdateItem that creates an item, DynamoDB one): nothing new to send.
             if change.name != "MODIFY" && was == is {
                 continue;
             }
