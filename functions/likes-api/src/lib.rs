@@ -5,6 +5,7 @@
 //! method below; `routes` maps requests to them and `request` reads what they need.
 
 pub mod blocks;
+mod builder;
 pub mod count_cache;
 mod count_reads;
 pub mod cursor;
@@ -19,7 +20,6 @@ mod listings;
 pub mod metrics;
 pub mod policies;
 mod reactions;
-// The count tier every environment shares (feed summaries).
 mod refusals;
 pub mod request;
 pub mod routes;
@@ -46,7 +46,7 @@ use crate::liker_ids::LikerIds;
 use crate::limits::{Class, Limiter};
 use crate::request::{expect_no_body, request_id, write_token};
 use crate::routes::{route, Route};
-use likes_aws::env::{CallerLimits, SummaryMine};
+use likes_aws::env::SummaryMine;
 
 pub use crate::request::{DEFAULT_LIMIT, MAX_LIMIT, MAX_SUMMARY_IDS};
 
@@ -171,95 +171,6 @@ enum Reply {
 pub(crate) type Answer = Result<Value, Failure>;
 
 impl<L: ReactionsStore, C: CountsRead> App<L, C> {
-    pub fn new(likes: L, counts: C) -> Self {
-        Self::with_cache(likes, counts, CountCache::default())
-    }
-
-    pub fn with_cache(likes: L, counts: C, cache: CountCache) -> Self {
-        Self {
-            likes,
-            counts,
-            cache,
-            erase: None,
-            erasures: None,
-            function_name: "likes-api".to_owned(),
-            auth: Auth::Authorizer,
-            limiter: Limiter::default(),
-            liker_ids: LikerIds::Raw,
-            reactions: Reactions::default(),
-            summary_mine: SummaryMine::Strong,
-            suspended: None,
-            policies: policies::PolicyGate::default(),
-            blocks: blocks::BlockGate::default(),
-            shared: None,
-        }
-    }
-
-    /// Feed summaries' counts through a tier every environment shares, kept there for the
-    /// count cache's feed age (so set the cache first). None with the cache off: nothing could
-    /// keep what the tier gives.
-    pub fn with_shared_counts(mut self, store: Arc<dyn shared_counts::SharedStore>) -> Self {
-        let keep = self.cache.feed_age();
-        self.shared =
-            (!self.cache.ttl().is_zero()).then(|| shared_counts::SharedCounts::new(store, keep));
-        self
-    }
-
-    pub fn with_blocks(mut self, store: Arc<dyn likes_core::block::Blocks>) -> Self {
-        self.blocks = blocks::BlockGate::new(Some(store));
-        self
-    }
-
-    /// Posts' policies from `store` (none: every post follows `defaults`).
-    pub fn with_policies(
-        mut self,
-        store: Option<Arc<dyn likes_core::policy::Policies>>,
-        defaults: likes_core::policy::Defaults,
-    ) -> Self {
-        self.policies = policies::PolicyGate::new(store, defaults);
-        self
-    }
-
-    pub fn with_summary_mine(mut self, mine: SummaryMine) -> Self {
-        self.summary_mine = mine;
-        self
-    }
-
-    pub fn with_reactions(mut self, reactions: Reactions) -> Self {
-        self.reactions = reactions;
-        self
-    }
-
-    pub fn with_liker_ids(mut self, liker_ids: LikerIds) -> Self {
-        self.liker_ids = liker_ids;
-        self
-    }
-
-    pub fn with_limits(mut self, limits: CallerLimits) -> Self {
-        self.limiter = Limiter::new(limits);
-        self
-    }
-
-    pub fn with_erase_queue(mut self, queue: Arc<dyn EraseQueue>) -> Self {
-        self.erase = Some(queue);
-        self
-    }
-
-    pub fn with_erasure_requests(mut self, erasures: Arc<dyn ErasureRequests>) -> Self {
-        self.erasures = Some(erasures);
-        self
-    }
-
-    pub fn with_suspensions(mut self, store: Arc<dyn likes_core::moderation::Suspensions>) -> Self {
-        self.suspended = Some(suspended::Gate::new(store));
-        self
-    }
-
-    pub fn with_auth(mut self, auth: Auth) -> Self {
-        self.auth = auth;
-        self
-    }
-
     /// Handles one request. Never panics and never fails: every outcome is a response.
     pub async fn handle(&self, req: Request) -> Response<Body> {
         let req = &req;
