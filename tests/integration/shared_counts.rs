@@ -6,13 +6,19 @@
 //!   its next summaries show it once the aggregator has it.
 //! - The tier going away costs reads, never an answer.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
 use count_aggregator::Aggregator;
 use likes_api::CountCache;
+use likes_aws::dynamo::schema::{create_table, ERASE_REQUESTS};
 use likes_aws::env::SummaryMine;
+use likes_aws::DynamoPolicies;
+use likes_core::erase_job::Call;
+use likes_core::moderation::Decided;
+use likes_core::policy::{Audience, Defaults, Policies, Policy};
 use likes_core::time::format_ts;
 use likes_core::{PostId, UserId};
 use likes_harness::stream::{event, Deliver, Rec};
@@ -193,4 +199,76 @@ async fn a_tier_that_goes_away_costs_reads_not_answers() {
     let both = [post.clone(), other];
     assert_eq!(counts(&a, &viewer, &both).await, vec![Some(1), Some(0)]);
     assert_eq!(count_reads(&counter), 1, "A read the post it lacked");
+}
+
+/// Counts an environment's reads of posts' policies.
+struct CountedPolicies {
+    inner: DynamoPolicies,
+    reads: Arc<AtomicUsize>,
+}
+
+impl Policies for CountedPolicies {
+    fn decide<'a>(&'a self, post: &'a PostId, p: &'a Policy, at: &'a str) -> Call<'a, Decided> {
+        self.inner.decide(post, p, at)
+    }
+
+    fn policy<'a>(&'a self, post: &'a PostId) -> Call<'a, Option<Policy>> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        self.inner.policy(post)
+    }
+
+    fn policy_count(&self) -> Call<'_, i64> {
+        self.inner.policy_count()
+    }
+}
+
+/// Once a post has a policy, a summary needs every shown post's. 4 environments show 10
+/// posts, one whose counts its author keeps: with the tier the fleet reads each policy once;
+/// without, each environment does. Every environment hides that post's count from a viewer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feeds_policies_are_read_once_by_the_fleet_and_still_followed() {
+    let t = Tables::new().await;
+    let server = ValkeyServer::start().await;
+    let table = format!("erase-requests-{}", uuid::Uuid::new_v4().simple());
+    create_table(&t.client, &ERASE_REQUESTS, &table)
+        .await
+        .expect("the table");
+    let posts: Vec<PostId> = (0..10).map(|_| PostId::new_random()).collect();
+    let kept = Policy {
+        author: UserId::parse("auth0|author").expect("an id"),
+        likes_on: true,
+        counts: Audience::Author,
+        likers: Audience::Public,
+    };
+    let recorder = DynamoPolicies::new(t.client.clone(), &table);
+    recorder
+        .decide(&posts[0], &kept, "2026-12-07T10:00:00.000Z")
+        .await
+        .expect("a policy recorded");
+    let mut expected = vec![Some(0); posts.len()];
+    expected[0] = None;
+    for (tier, reads) in [(Some(&server), 10), (None, 40)] {
+        let (counter, policy_reads) = (RequestCounter::default(), Arc::new(AtomicUsize::new(0)));
+        for i in 0..4 {
+            let store = CountedPolicies {
+                inner: DynamoPolicies::new(t.client.clone(), &table),
+                reads: Arc::clone(&policy_reads),
+            };
+            let env = environment(&t, tier, &counter)
+                .await
+                .with_policies(Some(Arc::new(store)), Defaults::default());
+            let viewer = UserId::new_random();
+            assert_eq!(
+                counts(&env, &viewer, &posts).await,
+                expected,
+                "environment {i}"
+            );
+        }
+        assert_eq!(
+            policy_reads.load(Ordering::SeqCst),
+            reads,
+            "policy reads by 4 environments, tier: {}",
+            tier.is_some()
+        );
+    }
 }

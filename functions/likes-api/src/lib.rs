@@ -19,6 +19,7 @@ pub mod limits;
 mod listings;
 pub mod metrics;
 pub mod policies;
+mod policy_tier;
 mod reactions;
 mod refusals;
 pub mod request;

@@ -5,7 +5,8 @@
 //!
 //! At no cost while no post has a policy: each execution environment reads the count of posts
 //! with one at most once per `POLICY_TTL`, and only while it is above zero each post's policy
-//! (cached per post as long). Both reads are strong and each is trusted from before it was sent,
+//! (cached per post as long; a summary's through the shared tier when there is one, so that the
+//! fleet, not each environment, reads a post once per `POLICY_TTL`: `policy_tier`). Both reads are strong and each is trusted from before it was sent,
 //! so a change is followed everywhere within `POLICY_TTL` and a read's time: within 5 s.
 //!
 //! A read that fails refuses a write (503) but never shows what a policy may hide: a count then
@@ -21,6 +22,8 @@ use serde_json::{json, Map, Value};
 // tokio's clock: a test can pause and advance it.
 use tokio::time::Instant;
 
+use crate::policy_tier;
+use crate::shared_counts::{is_slow, now_ms, SharedCounts};
 use crate::ttl::Ttl;
 use crate::{App, Failure};
 
@@ -80,19 +83,72 @@ impl PolicyGate {
         }
     }
 
-    /// Each post's policy in force for showing counts, read at once (the count first, once).
-    pub async fn for_counts_all(&self, posts: &[PostId]) -> Vec<InForce> {
+    /// Each post's policy in force for showing counts, read at once (the count first, once):
+    /// with a shared tier, those this environment lacks from it first (`policy_tier`).
+    pub async fn for_counts_all(
+        &self,
+        posts: &[PostId],
+        shared: Option<&SharedCounts>,
+    ) -> Vec<InForce> {
         let any = match &self.store {
             Some(store) => self.policy_count(store.as_ref()).await.map(|n| n > 0),
             None => Ok(false),
         };
         match any {
             Ok(false) => vec![InForce::of(None, self.defaults); posts.len()],
-            Ok(true) => join_all(posts.iter().map(|p| self.for_counts(p))).await,
+            Ok(true) => {
+                if let Some(shared) = shared {
+                    self.through_shared(posts, shared).await;
+                }
+                join_all(posts.iter().map(|p| self.for_counts(p))).await
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "the posts' policies unread: the summary's counts hidden");
                 vec![closed(); posts.len()]
             }
+        }
+    }
+
+    /// Keeps what the tier holds of the posts this environment lacks (trusted from the read
+    /// that put it there), reads the rest strongly at once, and shares what it read.
+    async fn through_shared(&self, posts: &[PostId], shared: &SharedCounts) {
+        let Some(store) = &self.store else {
+            return;
+        };
+        let missing: Vec<PostId> = posts
+            .iter()
+            .filter(|p| self.posts.get(p).is_none())
+            .cloned()
+            .collect();
+        let keys: Vec<String> = missing.iter().map(policy_tier::key).collect();
+        let got = shared.get_raw(&keys).await;
+        let now = now_ms();
+        let mut unread = Vec::new();
+        for (post, raw) in missing.into_iter().zip(got) {
+            let kept = raw
+                .as_deref()
+                .and_then(|r| policy_tier::decode(r, now, POLICY_TTL))
+                .and_then(|(policy, age)| Some((policy, Instant::now().checked_sub(age)?)));
+            match kept {
+                Some((policy, asked)) => self.posts.put_at(post, policy, asked),
+                None => unread.push(post),
+            }
+        }
+        let (sent, asked) = (now_ms(), Instant::now());
+        let reads = join_all(unread.iter().map(|p| store.policy(p))).await;
+        let mut entries = Vec::new();
+        for (post, read) in unread.into_iter().zip(reads) {
+            // A read that failed is read again by `for_counts`, which hides the counts if it
+            // fails again.
+            if let Ok(policy) = read {
+                if let Some(value) = policy_tier::encode(policy.as_ref(), sent) {
+                    entries.push((policy_tier::key(&post), value));
+                }
+                self.posts.put_at(post, policy, asked);
+            }
+        }
+        if !is_slow(sent) {
+            shared.put_raw(&entries, POLICY_TTL).await;
         }
     }
 

@@ -84,6 +84,22 @@ pub fn key(post: &PostId, kinds: bool) -> String {
     format!("likes:counts:{shape}:{post}")
 }
 
+/// Whether a read sent at `at` (ms since the epoch) took longer than [`SLOW_READ`].
+pub fn is_slow(at: i64) -> bool {
+    now_ms().saturating_sub(at) > SLOW_READ.as_millis() as i64
+}
+
+/// The age of something read at `at` (ms since the epoch) as of `now`, or None if it was read
+/// further in the future than the clocks' skew.
+pub fn age_of(at: i64, now: i64) -> Option<Duration> {
+    if at.saturating_sub(now) > SKEW.as_millis() as i64 {
+        return None;
+    }
+    Some(Duration::from_millis(
+        u64::try_from(now.saturating_sub(at)).unwrap_or(0),
+    ))
+}
+
 /// Now, ms since the epoch.
 pub fn now_ms() -> i64 {
     SystemTime::now()
@@ -112,11 +128,7 @@ fn encode(counts: &Counts, at: i64) -> Option<String> {
 /// was read in the future by more than the clocks' skew.
 fn decode(raw: &[u8], now: i64, fresh_for: Duration) -> Option<(Counts, Duration)> {
     let entry: Entry = serde_json::from_slice(raw).ok()?;
-    let ahead = entry.at.saturating_sub(now);
-    if ahead > SKEW.as_millis() as i64 {
-        return None;
-    }
-    let age = Duration::from_millis(u64::try_from(now.saturating_sub(entry.at)).unwrap_or(0));
+    let age = age_of(entry.at, now)?;
     if age >= fresh_for {
         return None;
     }
@@ -169,24 +181,45 @@ impl SharedCounts {
         }
     }
 
-    /// What the tier holds of `posts` (every kind's counts if `kinds`, else the like count),
-    /// each with its age, save entries due for renewal; nothing when the tier is down or slow.
-    pub async fn get(&self, posts: &[PostId], kinds: bool) -> Vec<(PostId, Counts, Duration)> {
-        if posts.is_empty() || self.down() {
-            return Vec::new();
+    /// Each key's value (None: not kept); all None when the tier is down or slow. For every
+    /// entry the tier keeps, counts and posts' policies alike (`policy_tier`).
+    pub async fn get_raw(&self, keys: &[String]) -> Vec<Option<Vec<u8>>> {
+        let nothing = || vec![None; keys.len()];
+        if keys.is_empty() || self.down() {
+            return nothing();
         }
-        let keys: Vec<String> = posts.iter().map(|p| key(p, kinds)).collect();
-        let got = match tokio::time::timeout(WAIT, self.store.get(&keys)).await {
-            Ok(Ok(got)) => got,
+        match tokio::time::timeout(WAIT, self.store.get(keys)).await {
+            Ok(Ok(got)) if got.len() == keys.len() => got,
+            Ok(Ok(_)) => nothing(),
             Ok(Err(e)) => {
                 self.failed(&e);
-                return Vec::new();
+                nothing()
             }
             Err(_) => {
                 self.failed(&SharedError::Slow);
-                return Vec::new();
+                nothing()
             }
-        };
+        }
+    }
+
+    /// Keeps each value under its key for `keep`, unless the tier is down; a failure leaves
+    /// it alone for [`DOWN_FOR`].
+    pub async fn put_raw(&self, entries: &[(String, String)], keep: Duration) {
+        if entries.is_empty() || self.down() {
+            return;
+        }
+        match tokio::time::timeout(WAIT, self.store.put(entries, keep)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => self.failed(&e),
+            Err(_) => self.failed(&SharedError::Slow),
+        }
+    }
+
+    /// What the tier holds of `posts` (every kind's counts if `kinds`, else the like count),
+    /// each with its age, save entries due for renewal; nothing when the tier is down or slow.
+    pub async fn get(&self, posts: &[PostId], kinds: bool) -> Vec<(PostId, Counts, Duration)> {
+        let keys: Vec<String> = posts.iter().map(|p| key(p, kinds)).collect();
+        let got = self.get_raw(&keys).await;
         let now = now_ms();
         let fresh_for = self.keep - self.refresh();
         posts
@@ -203,8 +236,7 @@ impl SharedCounts {
     /// epoch), unless it took longer than [`SLOW_READ`]. A failure costs the other
     /// environments a read each, nothing more.
     pub async fn put(&self, read: &[(PostId, Counts)], at: i64) {
-        let slow = now_ms().saturating_sub(at) > SLOW_READ.as_millis() as i64;
-        if read.is_empty() || slow || self.down() {
+        if is_slow(at) {
             return;
         }
         let entries: Vec<(String, String)> = read
@@ -214,11 +246,7 @@ impl SharedCounts {
                 Some((key(post, kinds), encode(counts, at)?))
             })
             .collect();
-        match tokio::time::timeout(WAIT, self.store.put(&entries, self.keep)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => self.failed(&e),
-            Err(_) => self.failed(&SharedError::Slow),
-        }
+        self.put_raw(&entries, self.keep).await;
     }
 }
 

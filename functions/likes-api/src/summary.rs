@@ -73,7 +73,13 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
     pub(crate) async fn summary(&self, req: &Request, me: &UserId) -> Answer {
         let ids = summary_ids(req)?;
         let since = summary_since(req)?;
-        let policies = async { Ok::<_, StoreError>(self.policies.for_counts_all(&ids).await) };
+        let policies = async {
+            Ok::<_, StoreError>(
+                self.policies
+                    .for_counts_all(&ids, self.shared.as_ref())
+                    .await,
+            )
+        };
         let items: Vec<Value> = if !self.reactions.kinds.like_only() {
             let counts = self.kind_counts_of(&ids);
             let (counts, mine, policies) =

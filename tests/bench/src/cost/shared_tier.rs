@@ -61,6 +61,29 @@ pub fn per_day(p: &Profile, m: &Measured, feed: &Feed, t: &Tiered, mine: Mine) -
         + fixed_per_day(feed)
 }
 
+/// Once any post has had a policy, a summary reads every shown post's policy strongly (1 unit),
+/// each kept `POLICY_TTL`: by each environment alone, or through the tier by the fleet. Units
+/// a summary, and the tier's ECPUs for them (a GET per environment miss, a SET per read).
+pub fn policy_reads(feed: &Feed) -> (f64, f64, f64) {
+    let ttl = likes_api::policies::POLICY_TTL.as_secs_f64();
+    let alone = Feed {
+        feed_age: ttl,
+        ttl,
+        writes_per_lookup: 0.0,
+        ..*feed
+    };
+    let fleet = Feed {
+        environments: 1.0,
+        ..alone
+    };
+    let (env_misses, fleet_misses) = (alone.miss_ratio(), fleet.miss_ratio());
+    (
+        SUMMARY_POSTS * env_misses,
+        SUMMARY_POSTS * fleet_misses,
+        SUMMARY_POSTS * (env_misses + fleet_misses),
+    )
+}
+
 /// The tier's lines of the cost table.
 pub fn lines(m: &Measured, feed: &Feed, profiles: &[Profile]) -> Vec<String> {
     let t = tiered(feed);
@@ -86,6 +109,25 @@ pub fn lines(m: &Measured, feed: &Feed, profiles: &[Profile]) -> Vec<String> {
             summary(Mine::Strong),
             day(Mine::Fast),
             day(Mine::Strong)
+        ));
+    }
+    let (alone, fleet, ecpus) = policy_reads(feed);
+    lines.push(format!(
+        "  once any post has had a policy (the model above assumes none): a summary also reads each shown post's policy strongly, {alone:.1} units without the tier, {fleet:.1} with it (+{ecpus:.0} ECPUs)"
+    ));
+    for p in profiles {
+        let with_policies = Tiered {
+            count_units: t.count_units + fleet,
+            ecpus: t.ecpus + ecpus,
+        };
+        lines.push(format!(
+            "    {}: a fast day with policies: ${:.0} without the tier, ${:.0} with it",
+            p.name,
+            p.per_day(
+                m,
+                feed.count_units() + feed::mine_units(Mine::Fast, 1) + alone
+            ),
+            per_day(p, m, feed, &with_policies, Mine::Fast)
         ));
     }
     for s in [0.8, 1.2] {
