@@ -19,7 +19,7 @@ pub mod limits;
 mod listings;
 pub mod metrics;
 pub mod policies;
-mod policy_tier;
+pub mod policy_tier;
 mod reactions;
 mod refusals;
 pub mod request;

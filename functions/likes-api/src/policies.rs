@@ -12,11 +12,12 @@
 //! A read that fails refuses a write (503) but never shows what a policy may hide: a count then
 //! answers hidden, a list of likers 503.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
-use likes_core::policy::{Audience, Defaults, InForce, Policies};
+use likes_core::policy::{Audience, Defaults, InForce, Policies, Policy};
 use likes_core::{CountsRead, PostId, ReactionsStore, StoreError, UserId};
 use serde_json::{json, Map, Value};
 // tokio's clock: a test can pause and advance it.
@@ -90,18 +91,12 @@ impl PolicyGate {
         posts: &[PostId],
         shared: Option<&SharedCounts>,
     ) -> Vec<InForce> {
-        let any = match &self.store {
-            Some(store) => self.policy_count(store.as_ref()).await.map(|n| n > 0),
-            None => Ok(false),
+        let Some(store) = &self.store else {
+            return vec![InForce::of(None, self.defaults); posts.len()];
         };
-        match any {
-            Ok(false) => vec![InForce::of(None, self.defaults); posts.len()],
-            Ok(true) => {
-                if let Some(shared) = shared {
-                    self.through_shared(posts, shared).await;
-                }
-                join_all(posts.iter().map(|p| self.for_counts(p))).await
-            }
+        match self.policy_count(store.as_ref()).await {
+            Ok(n) if n <= 0 => vec![InForce::of(None, self.defaults); posts.len()],
+            Ok(_) => self.all_in_force(store.as_ref(), posts, shared).await,
             Err(e) => {
                 tracing::warn!(error = %e, "the posts' policies unread: the summary's counts hidden");
                 vec![closed(); posts.len()]
@@ -109,47 +104,87 @@ impl PolicyGate {
         }
     }
 
-    /// Keeps what the tier holds of the posts this environment lacks (trusted from the read
-    /// that put it there), reads the rest strongly at once, and shares what it read.
-    async fn through_shared(&self, posts: &[PostId], shared: &SharedCounts) {
-        let Some(store) = &self.store else {
-            return;
-        };
-        let missing: Vec<PostId> = posts
+    /// Each post's policy: this environment's if it has it; the tier's if it keeps one, trusted
+    /// from the read that put it there; else one strong read each, at once, then shared. A post
+    /// whose policy cannot be read shows no counts.
+    async fn all_in_force(
+        &self,
+        store: &dyn Policies,
+        posts: &[PostId],
+        shared: Option<&SharedCounts>,
+    ) -> Vec<InForce> {
+        let mut known: HashMap<PostId, Option<Policy>> = HashMap::new();
+        let mut missing = Vec::new();
+        for post in posts {
+            match self.posts.get(post) {
+                Some(policy) => {
+                    known.insert(post.clone(), policy);
+                }
+                None => missing.push(post.clone()),
+            }
+        }
+        if let Some(shared) = shared {
+            missing = self.take_from_tier(shared, missing, &mut known).await;
+        }
+        let (sent, asked) = (now_ms(), Instant::now());
+        let reads = join_all(missing.iter().map(|p| store.policy(p))).await;
+        let mut entries = Vec::new();
+        for (post, read) in missing.into_iter().zip(reads) {
+            match read {
+                Ok(policy) => {
+                    if let Some(value) = policy_tier::encode(policy.as_ref(), sent) {
+                        entries.push((policy_tier::key(&post), value));
+                    }
+                    self.posts.put_at(post.clone(), policy.clone(), asked);
+                    known.insert(post, policy);
+                }
+                Err(e) => {
+                    tracing::warn!(post_id = %post, error = %e, "a post's policy unread: its counts hidden");
+                }
+            }
+        }
+        if let (Some(shared), false) = (shared, is_slow(sent)) {
+            shared.put_raw(&entries, POLICY_TTL).await;
+        }
+        posts
             .iter()
-            .filter(|p| self.posts.get(p).is_none())
-            .cloned()
-            .collect();
+            .map(|p| match known.get(p) {
+                Some(policy) => InForce::of(policy.clone(), self.defaults),
+                None => closed(),
+            })
+            .collect()
+    }
+
+    /// Takes what the tier keeps of `missing` into `known` (and this environment's cache, kept
+    /// as read then, less the clocks' skew and a spread); returns the posts left to read.
+    async fn take_from_tier(
+        &self,
+        shared: &SharedCounts,
+        missing: Vec<PostId>,
+        known: &mut HashMap<PostId, Option<Policy>>,
+    ) -> Vec<PostId> {
         let keys: Vec<String> = missing.iter().map(policy_tier::key).collect();
         let got = shared.get_raw(&keys).await;
         let now = now_ms();
+        let renew = POLICY_TTL / 6;
+        let fresh_for = POLICY_TTL - policy_tier::CLOCK_SKEW - renew;
         let mut unread = Vec::new();
         for (post, raw) in missing.into_iter().zip(got) {
-            let kept = raw
+            match raw
                 .as_deref()
-                .and_then(|r| policy_tier::decode(r, now, POLICY_TTL))
-                .and_then(|(policy, age)| Some((policy, Instant::now().checked_sub(age)?)));
-            match kept {
-                Some((policy, asked)) => self.posts.put_at(post, policy, asked),
+                .and_then(|r| policy_tier::decode(r, now, fresh_for))
+            {
+                Some((policy, age)) => {
+                    let older = age + policy_tier::CLOCK_SKEW + renew.mul_f64(fastrand::f64());
+                    if let Some(asked) = Instant::now().checked_sub(older) {
+                        self.posts.put_at(post.clone(), policy.clone(), asked);
+                    }
+                    known.insert(post, policy);
+                }
                 None => unread.push(post),
             }
         }
-        let (sent, asked) = (now_ms(), Instant::now());
-        let reads = join_all(unread.iter().map(|p| store.policy(p))).await;
-        let mut entries = Vec::new();
-        for (post, read) in unread.into_iter().zip(reads) {
-            // A read that failed is read again by `for_counts`, which hides the counts if it
-            // fails again.
-            if let Ok(policy) = read {
-                if let Some(value) = policy_tier::encode(policy.as_ref(), sent) {
-                    entries.push((policy_tier::key(&post), value));
-                }
-                self.posts.put_at(post, policy, asked);
-            }
-        }
-        if !is_slow(sent) {
-            shared.put_raw(&entries, POLICY_TTL).await;
-        }
+        unread
     }
 
     async fn policy_count(&self, store: &dyn Policies) -> Result<i64, StoreError> {

@@ -61,26 +61,30 @@ pub fn per_day(p: &Profile, m: &Measured, feed: &Feed, t: &Tiered, mine: Mine) -
         + fixed_per_day(feed)
 }
 
-/// Once any post has had a policy, a summary reads every shown post's policy strongly (1 unit),
-/// each kept `POLICY_TTL`: by each environment alone, or through the tier by the fleet. Units
-/// a summary, and the tier's ECPUs for them (a GET per environment miss, a SET per read).
+/// Once any post has had a policy, a summary reads every shown post's policy strongly (1 unit):
+/// kept `POLICY_TTL` by each environment alone, or through the tier (`policy_tier`: trust
+/// shortened by the clocks' skew, renewed ahead and spread as counts are, so `feed::tier`'s
+/// model with no write mark). Units a summary without the tier, with it, and its ECPUs.
 pub fn policy_reads(feed: &Feed) -> (f64, f64, f64) {
     let ttl = likes_api::policies::POLICY_TTL.as_secs_f64();
     let alone = Feed {
         feed_age: ttl,
         ttl,
+        write_mark: 0.0,
         writes_per_lookup: 0.0,
         ..*feed
     };
-    let fleet = Feed {
-        environments: 1.0,
+    let trusted = ttl - likes_api::policy_tier::CLOCK_SKEW.as_secs_f64();
+    let through_tier = Feed {
+        feed_age: trusted,
+        ttl: trusted,
         ..alone
-    };
-    let (env_misses, fleet_misses) = (alone.miss_ratio(), fleet.miss_ratio());
+    }
+    .tiered();
     (
-        SUMMARY_POSTS * env_misses,
-        SUMMARY_POSTS * fleet_misses,
-        SUMMARY_POSTS * (env_misses + fleet_misses),
+        SUMMARY_POSTS * alone.miss_ratio(),
+        SUMMARY_POSTS * through_tier.reads,
+        SUMMARY_POSTS * (through_tier.gets + through_tier.reads),
     )
 }
 
