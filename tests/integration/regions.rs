@@ -310,9 +310,10 @@ async fn two_regions_keep_counts_exact_through_merged_replication_and_a_failover
     let liker = clients[0].user.clone();
     let bucket = bucket_of(&liker);
     regions[B]
+        .tables
         .client
         .update_item()
-        .table_name(&regions[B].counts_table)
+        .table_name(&regions[B].tables.counts_table)
         .key("post_id", AttributeValue::S(post.to_string()))
         .update_expression("ADD #c :n")
         .expression_attribute_names("#c", likes_aws::dynamo::counts::bucket_attrs(bucket).0)

@@ -79,18 +79,23 @@ impl Tables {
         if !lag.is_zero() {
             lab::lab().set_lag(&format!("*-{suffix}"), lag);
         }
+        Self::create(client, &suffix).await
+    }
+
+    /// The Likes, Counts and Markers tables named `<table>-<suffix>`, created through `client`.
+    pub async fn create(client: Client, suffix: &str) -> Self {
         let likes_table = format!("likes-{suffix}");
         let counts_table = format!("counts-{suffix}");
-        create_table(&client, &LIKES, &likes_table)
-            .await
-            .expect("create Likes table");
-        create_table(&client, &COUNTS, &counts_table)
-            .await
-            .expect("create Counts table");
         let markers_table = format!("markers-{suffix}");
-        create_table(&client, &MARKERS, &markers_table)
-            .await
-            .expect("create Markers table");
+        for (def, table) in [
+            (&LIKES, &likes_table),
+            (&COUNTS, &counts_table),
+            (&MARKERS, &markers_table),
+        ] {
+            create_table(&client, def, table)
+                .await
+                .unwrap_or_else(|e| panic!("create {table}: {e}"));
+        }
         Self {
             client,
             likes_table,
@@ -429,4 +434,13 @@ pub async fn scan(client: &Client, table: &str) -> Vec<HashMap<String, Attribute
             _ => return out,
         }
     }
+}
+
+/// A free loopback port, for a server a test starts (the server may still lose it to another
+/// process before it binds: its starter retries on a fresh one).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
 }

@@ -26,7 +26,7 @@ impl ValkeyServer {
     }
 
     async fn try_start() -> Option<Self> {
-        let port = free_port();
+        let port = crate::free_port();
         let child = Command::new("redis-server")
             .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
@@ -81,11 +81,4 @@ impl ValkeyServer {
             let _ = child.kill().await;
         }
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
 }

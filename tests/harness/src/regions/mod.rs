@@ -14,16 +14,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodbstreams::types::ShardIteratorType;
 use count_aggregator::Aggregator;
-use likes_aws::dynamo::schema::{create_table, COUNTS, LIKES, MARKERS};
 use likes_aws::{DynamoCounts, DynamoLikes};
 use likes_sim::stream::StreamRecord;
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
 use crate::stream::event_json;
+use crate::Tables;
 
 /// A second moto server on a loopback port of its own, stopped when dropped.
 pub struct Moto {
@@ -45,10 +44,7 @@ impl Moto {
 
     async fn try_start() -> Option<Self> {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free loopback port");
+        let port = crate::free_port();
         let mut child = Command::new(format!("{root}/.venv/bin/python"))
             .arg(format!("{root}/infra/scripts/moto-server.py"))
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
@@ -170,33 +166,22 @@ impl StreamTail {
 pub struct Region {
     pub name: &'static str,
     pub endpoint: String,
-    pub client: Client,
-    pub likes_table: String,
-    pub counts_table: String,
-    pub markers_table: String,
+    /// Its Likes, Counts and Markers tables (the same names in both regions, as a global
+    /// table's replicas have).
+    pub tables: Tables,
     pub stream_arn: String,
     /// The aggregator's own reader of this region's stream.
     counted: Mutex<StreamTail>,
 }
 
 impl Region {
-    /// Creates the region's tables on the emulator at `endpoint` (the same names in both
-    /// regions, as a global table's replicas have).
+    /// Creates the region's tables on the emulator at `endpoint`.
     pub async fn create(name: &'static str, endpoint: &str, suffix: &str) -> Arc<Self> {
-        let client = crate::client_for(endpoint).await;
-        let likes_table = format!("likes-{suffix}");
-        let counts_table = format!("counts-{suffix}");
-        let markers_table = format!("markers-{suffix}");
-        for (def, table) in [
-            (&LIKES, &likes_table),
-            (&COUNTS, &counts_table),
-            (&MARKERS, &markers_table),
-        ] {
-            create_table(&client, def, table).await.expect("a table");
-        }
-        let described = client
+        let tables = Tables::create(crate::client_for(endpoint).await, suffix).await;
+        let described = tables
+            .client
             .describe_table()
-            .table_name(&likes_table)
+            .table_name(&tables.likes_table)
             .send()
             .await
             .expect("the Likes table");
@@ -209,22 +194,18 @@ impl Region {
         Arc::new(Self {
             name,
             endpoint: endpoint.to_owned(),
-            client,
-            likes_table,
-            counts_table,
-            markers_table,
+            tables,
             stream_arn,
             counted,
         })
     }
 
     pub fn likes(&self) -> DynamoLikes {
-        DynamoLikes::new(self.client.clone(), &self.likes_table)
-            .with_markers(Some(&self.markers_table))
+        self.tables.likes()
     }
 
     pub fn counts(&self) -> DynamoCounts {
-        DynamoCounts::new(self.client.clone(), &self.counts_table)
+        self.tables.counts()
     }
 
     /// The region's API (no count cache: every read sees the region's Counts table).
@@ -261,7 +242,7 @@ impl Region {
 
     /// Every item of the Likes table (a consistent scan): (post_bucket, user_id) → item.
     pub async fn items(&self) -> std::collections::BTreeMap<(String, String), Item> {
-        crate::scan(&self.client, &self.likes_table)
+        crate::scan(&self.tables.client, &self.tables.likes_table)
             .await
             .into_iter()
             .map(|item| {

@@ -262,9 +262,10 @@ impl Replicator {
 impl Region {
     /// The item as it is (a consistent read).
     pub async fn get(&self, key: &Key) -> Option<Item> {
-        self.client
+        self.tables
+            .client
             .get_item()
-            .table_name(&self.likes_table)
+            .table_name(&self.tables.likes_table)
             .key("post_bucket", AttributeValue::S(key.0.clone()))
             .key("user_id", AttributeValue::S(key.1.clone()))
             .consistent_read(true)
@@ -279,18 +280,20 @@ impl Region {
     async fn put_state(&self, key: &Key, state: Option<&Item>) {
         match state {
             Some(item) => {
-                self.client
+                self.tables
+                    .client
                     .put_item()
-                    .table_name(&self.likes_table)
+                    .table_name(&self.tables.likes_table)
                     .set_item(Some(item.0.clone()))
                     .send()
                     .await
                     .expect("a replicated put");
             }
             None => {
-                self.client
+                self.tables
+                    .client
                     .delete_item()
-                    .table_name(&self.likes_table)
+                    .table_name(&self.tables.likes_table)
                     .key("post_bucket", AttributeValue::S(key.0.clone()))
                     .key("user_id", AttributeValue::S(key.1.clone()))
                     .send()
