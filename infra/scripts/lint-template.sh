@@ -42,19 +42,23 @@ json.dump(transform(template, parameters, ManagedPolicies()), open(sys.argv[1], 
 PY
 }
 # The nested stacks (monitoring, provisioned capacity) are plain CloudFormation: linted as they are.
-"$venv/bin/cfn-lint" infra/monitoring.yaml infra/capacity.yaml
+# So is the two regions' global tables stack (docs/regions.md#the-template).
+"$venv/bin/cfn-lint" infra/monitoring.yaml infra/capacity.yaml infra/global-tables.yaml
 translate "$plain" '{}'
 translate "$cors" '{"AllowedOrigins": "https://example.com,http://127.0.0.1:3001"}'
 # Every front door with every capacity mode (the lean profile is FunctionUrl + Provisioned).
 api_prov="$(mktemp -t translated-api-prov.XXXXXX.json)"
 url_ondemand="$(mktemp -t translated-url.XXXXXX.json)"
 lean="$(mktemp -t translated-lean.XXXXXX.json)"
-trap 'rm -f "$plain" "$cors" "$api_prov" "$url_ondemand" "$lean"' EXIT
+global="$(mktemp -t translated-global.XXXXXX.json)"
+trap 'rm -f "$plain" "$cors" "$api_prov" "$url_ondemand" "$lean" "$global"' EXIT
 translate "$api_prov" '{"CapacityMode": "Provisioned"}'
 translate "$url_ondemand" '{"FrontDoor": "FunctionUrl"}'
 # The lean profile with the shared count tier, its function in the tier's subnets.
 translate "$lean" '{"FrontDoor": "FunctionUrl", "CapacityMode": "Provisioned", "AllowedOrigins": "https://example.com", "SharedCountCacheSubnetIds": "subnet-0a1b2c3d,subnet-4e5f6a7b", "SharedCountCacheSecurityGroupIds": "sg-0a1b2c3d"}'
-for out in "$plain" "$cors" "$api_prov" "$url_ondemand" "$lean"; do
+# One of two regions, the lean profile, on the global tables' replicas.
+translate "$global" '{"RegionRole": "global", "ReplicaLikesTable": "likes-global", "ReplicaMarkersTable": "likes-markers-global", "ReplicaLikesStreamArn": "arn:aws:dynamodb:eu-west-1:123456789012:table/likes-global/stream/2026-12-07T00:00:00.000", "EventsRegion": "us-east-1", "FrontDoor": "FunctionUrl", "CapacityMode": "Provisioned"}'
+for out in "$plain" "$cors" "$api_prov" "$url_ondemand" "$lean" "$global"; do
   "$venv/bin/cfn-lint" "$out"
   # Least privilege: no role may hold a managed policy beyond basic logging and X-Ray's write-only
   # policy (which SAM attaches whenever `Tracing` comes from a parameter, whatever its value),
@@ -83,5 +87,5 @@ for name, t, origins in (("defaults", plain, ""),
     if any_method.get("security") != [{"LikesJwt": []}] \
             or any_method["x-amazon-apigateway-integration"]["type"] != "aws_proxy":
         sys.exit(f"{name}: ANY /{{proxy+}} must be integrated and behind the JWT authorizer: {any_method}")
-print("template OK: valid SAM, cfn-lint clean for each front door, capacity mode and CORS setting, least-privilege roles")
+print("template OK: valid SAM, cfn-lint clean for each front door, capacity mode, CORS setting and region role, least-privilege roles")
 PY

@@ -1,8 +1,9 @@
 //! Each identity's policy, read from `template.yaml` as IAM would hold it: the statements of a
 //! function's `Policies` (its execution role) and of the operators' managed policy
 //! (`OperatorPolicy`), with every `!GetAtt X.Arn`, `!Sub "${X.Arn}/…"` and `!Ref X` resolved to
-//! the local stack's names. A template construct this reading does not know (a policy
-//! template, a condition, `NotAction`) is an error, never a silent allow.
+//! the local stack's names, and every `!If` by the conditions the lab is told hold. A template
+//! construct this reading does not know (a policy template, a statement's `Condition`,
+//! `NotAction`, a condition it was not told) is an error, never a silent allow.
 //!
 //! Evaluation is IAM's for identity policies: an explicit `Deny` wins, then any `Allow` whose
 //! action and resource both match, else the request is denied. Actions match without regard to
@@ -27,15 +28,37 @@ pub enum PolicyError {
     Template(String),
 }
 
-/// What the template's logical ids are called locally: a table's, queue's or bus's name (a
-/// pattern with `*` where the tests name theirs uniquely: `likes-*`).
+/// What the template's logical ids (and parameters) are called locally: a table's, queue's or
+/// bus's name (a pattern with `*` where the tests name theirs uniquely: `likes-*`); and which of
+/// the template's conditions hold for the stack the lab stands for (`OwnsTables`: one region).
 #[derive(Debug, Clone, Default)]
-pub struct Names(pub BTreeMap<String, String>);
+pub struct Names {
+    names: BTreeMap<String, String>,
+    conditions: BTreeMap<String, bool>,
+}
 
 impl Names {
     pub fn with(mut self, logical_id: &str, name: &str) -> Self {
-        self.0.insert(logical_id.to_owned(), name.to_owned());
+        self.names.insert(logical_id.to_owned(), name.to_owned());
         self
+    }
+
+    /// The template's condition `condition` holds (or not) here.
+    pub fn when(mut self, condition: &str, holds: bool) -> Self {
+        self.conditions.insert(condition.to_owned(), holds);
+        self
+    }
+
+    pub fn without(mut self, logical_id: &str) -> Self {
+        self.names.remove(logical_id);
+        self
+    }
+
+    fn name(&self, id: &str) -> Result<String, String> {
+        self.names
+            .get(id)
+            .cloned()
+            .ok_or_else(|| format!("no local name for {id} (give the lab one)"))
     }
 }
 
@@ -198,11 +221,7 @@ const NAME_PART: char = '\u{E000}';
 
 /// The ARN (with `*` for region and account) of the resource `logical_id`, by its type.
 fn arn_of(logical_id: &str, t: &Value, names: &Names) -> Result<String, String> {
-    let name = names
-        .0
-        .get(logical_id)
-        .ok_or_else(|| format!("no local name for {logical_id} (give the lab one)"))?
-        .replace('*', &NAME_PART.to_string());
+    let name = names.name(logical_id)?.replace('*', &NAME_PART.to_string());
     match t["Resources"][logical_id]["Type"].as_str() {
         Some("AWS::DynamoDB::Table") => Ok(format!("arn:aws:dynamodb:*:*:table/{name}")),
         Some("AWS::SQS::Queue") => Ok(format!("arn:aws:sqs:*:*:{name}")),
@@ -211,7 +230,8 @@ fn arn_of(logical_id: &str, t: &Value, names: &Names) -> Result<String, String> 
     }
 }
 
-/// A `Resource` entry: a string, `!GetAtt X.Arn`, `!Sub "…${X.Arn}…"` or `!Ref X` (a name).
+/// A `Resource` entry: a string, `!GetAtt X.Arn`, `!Sub "…${X.Arn}…${Name}…"`, `!Ref X` (a
+/// name) or `!If [condition, one of these, another]`.
 fn resolve(v: &Value, t: &Value, names: &Names) -> Result<String, String> {
     match v {
         Value::String(s) => Ok(s.clone()),
@@ -240,31 +260,44 @@ fn resolve(v: &Value, t: &Value, names: &Names) -> Result<String, String> {
                         let var = &text[start + 2..end];
                         let value = match var.split_once('.') {
                             Some((id, "Arn")) => arn_of(id, t, names)?,
-                            None => names
-                                .0
-                                .get(var)
-                                .cloned()
-                                .ok_or_else(|| format!("no local value for ${{{var}}}"))?,
+                            None => pseudo_parameter(var).map_or_else(
+                                || Ok(names.name(var)?.replace('*', &NAME_PART.to_string())),
+                                |v| Ok::<_, String>(v.to_owned()),
+                            )?,
                             Some(_) => return Err(format!("${{{var}}}: only .Arn is known")),
                         };
                         text.replace_range(start..=end, &value);
                     }
                     Ok(text)
                 }
-                "Ref" => {
-                    let id = arg.as_str().ok_or("!Ref of nothing")?;
-                    names
-                        .0
-                        .get(id)
-                        .cloned()
-                        .ok_or_else(|| format!("no local name for {id}"))
-                }
+                "Ref" => names.name(arg.as_str().ok_or("!Ref of nothing")?),
+                // A resource that exists in one of the template's configurations: the branch
+                // of the configuration the lab stands for.
+                "If" => match arg.as_sequence().map(Vec::as_slice) {
+                    Some([Value::String(condition), then, otherwise]) => {
+                        match names.conditions.get(condition) {
+                            Some(true) => resolve(then, t, names),
+                            Some(false) => resolve(otherwise, t, names),
+                            None => Err(format!("!If {condition}: the lab was not told whether it holds")),
+                        }
+                    }
+                    _ => Err(format!("!If {arg:?}: not [condition, then, else]")),
+                },
                 other => Err(format!(
                     "!{other} in a Resource: the lab does not evaluate it"
                 )),
             }
         }
         other => Err(format!("a Resource {other:?}")),
+    }
+}
+
+/// A pseudo parameter's value in an ARN: any region and account (the tests' ARNs name theirs).
+fn pseudo_parameter(var: &str) -> Option<&'static str> {
+    match var {
+        "AWS::Partition" => Some("aws"),
+        "AWS::Region" | "AWS::AccountId" => Some("*"),
+        _ => None,
     }
 }
 
@@ -343,6 +376,7 @@ mod tests {
             .with("AggregatorFailureQueue", "likes-aggregator-failures")
             .with("LikeEventsFailureQueue", "likes-events-failures")
             .with("LikeEventBus", "likes")
+            .when("OwnsTables", true)
     }
 
     #[test]
@@ -392,10 +426,42 @@ mod tests {
     }
 
     #[test]
+    fn a_global_regions_roles_name_its_replicas() {
+        let names = local_names()
+            .when("OwnsTables", false)
+            .without("LikesTable")
+            .without("MarkersTable")
+            .with("ReplicaLikesTable", "global-likes")
+            .with("ReplicaMarkersTable", "global-markers");
+        let p = Policies::from_template(&template(), &names).expect("policies");
+        let table = |t: &str| format!("arn:aws:dynamodb:eu-west-1:123456789012:table/{t}");
+        let allowed = |who: &str, action: &str, resource: &str| {
+            matches!(p.decide(who, action, resource), Decision::Allowed { .. })
+        };
+        assert!(allowed("LikesApiFunction", "dynamodb:PutItem", &table("global-likes")));
+        assert!(allowed("LikesApiFunction", "dynamodb:PutItem", &table("global-markers")));
+        assert!(!allowed("LikesApiFunction", "dynamodb:PutItem", &table("likes")));
+        let index = format!("{}/index/by_user", table("global-likes"));
+        assert!(allowed("LikesApiFunction", "dynamodb:Query", &index));
+        assert!(allowed("EraseWorkerFunction", "dynamodb:Query", &index));
+        let stream = format!("{}/stream/2026-12-07T00:00:00.000", table("global-likes"));
+        assert!(allowed("CountAggregatorFunction", "dynamodb:GetRecords", &stream));
+        // Counts stays the region's own.
+        assert!(allowed("CountAggregatorFunction", "dynamodb:UpdateItem", &table("counts")));
+    }
+
+    #[test]
+    fn a_condition_the_lab_was_not_told_is_an_error_not_an_allow() {
+        let mut untold = local_names();
+        untold.conditions.clear();
+        let err = Policies::from_template(&template(), &untold).unwrap_err();
+        assert!(err.to_string().contains("OwnsTables"), "{err}");
+    }
+
+    #[test]
     fn a_resource_the_lab_cannot_name_is_an_error_not_an_allow() {
         let names = local_names();
-        let mut partial = names.clone();
-        partial.0.remove("EraseQueue");
+        let partial = names.clone().without("EraseQueue");
         let err = Policies::from_template(&template(), &partial).unwrap_err();
         assert!(err.to_string().contains("EraseQueue"), "{err}");
     }

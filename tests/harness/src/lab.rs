@@ -23,6 +23,8 @@ pub fn names() -> Names {
         .with("AggregatorFailureQueue", "aggregator-failures-*")
         .with("LikeEventsFailureQueue", "events-failures-*")
         .with("LikeEventBus", "likes-*")
+        // One region: the stack owns its Likes and Markers tables.
+        .when("OwnsTables", true)
 }
 
 /// The template, as the lab reads it.
