@@ -8,6 +8,7 @@ mod among;
 mod erase;
 mod erase_requests;
 mod errors;
+mod homes;
 mod ids_model;
 mod liker_ids;
 mod linearizable;

@@ -139,6 +139,16 @@ pub enum Cmd {
         #[arg(long, default_value = "public", value_parser = ["public", "author"])]
         likers: String,
     },
+    /// In two regions (docs/regions.md): the users' homes this region serves, and opens
+    /// (`--serve`) or closes (`--close`) them; the API refuses the others (421 wrong_region).
+    Homes {
+        /// A home to serve here (repeatable): the label the tokens' home claim carries.
+        #[arg(long = "serve", value_name = "HOME")]
+        serve: Vec<String>,
+        /// A home no longer served here (repeatable).
+        #[arg(long = "close", value_name = "HOME")]
+        close: Vec<String>,
+    },
     /// Makes every count exact, for a table whose likes the stream never saw.
     Backfill {
         /// Parallel Scan segments.
@@ -207,6 +217,14 @@ pub(crate) fn check(cli: &Cli) -> Result<(), AdminError> {
             user_id(user)?;
             match &cli.erase_requests_table {
                 None => Err(AdminError::Usage(crate::moderate::TABLE_NEEDED.into())),
+                Some(_) => Ok(()),
+            }
+        }
+        Cmd::Homes { serve, close } => {
+            crate::homes::parse("--serve", serve)?;
+            crate::homes::parse("--close", close)?;
+            match &cli.erase_requests_table {
+                None => Err(AdminError::Usage(crate::homes::TABLE_NEEDED.into())),
                 Some(_) => Ok(()),
             }
         }

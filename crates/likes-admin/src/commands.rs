@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use likes_aws::dynamo::table_exists;
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
-use likes_aws::{sdk, DynamoCounts, DynamoLikes, DynamoPolicies, DynamoSuspensions};
+use likes_aws::{sdk, DynamoCounts, DynamoHomes, DynamoLikes, DynamoPolicies, DynamoSuspensions};
 use likes_core::erase::{erase_post, EraseStore, Sweep};
 use likes_core::policy::{Audience, Policy};
 use likes_core::{LikesAdmin, PostBucket, PostId, UserId};
@@ -36,6 +36,8 @@ struct Side {
     suspensions: Option<DynamoSuspensions>,
     /// The posts' policies (set-policy), in the same table.
     policies: Option<DynamoPolicies>,
+    /// The homes the region serves (homes), in the same table.
+    homes: Option<DynamoHomes>,
 }
 
 async fn stores(cli: &Cli) -> Result<(DynamoStores, Side), AdminError> {
@@ -80,6 +82,10 @@ async fn stores(cli: &Cli) -> Result<(DynamoStores, Side), AdminError> {
         .erase_requests_table
         .as_ref()
         .map(|table| DynamoPolicies::new(client.clone(), table));
+    let homes = cli
+        .erase_requests_table
+        .as_ref()
+        .map(|table| DynamoHomes::new(client.clone(), table));
     let stores = Stores {
         likes: DynamoLikes::new(client.clone(), likes),
         counts: DynamoCounts::new(client, counts),
@@ -90,6 +96,7 @@ async fn stores(cli: &Cli) -> Result<(DynamoStores, Side), AdminError> {
         queue,
         suspensions,
         policies,
+        homes,
     };
     Ok((stores, side))
 }
@@ -141,6 +148,11 @@ async fn dispatch(cli: &Cli, t: &DynamoStores, side: &Side) -> Result<Report, Ad
             };
             let post = post_id("--post", post)?;
             moderate::set_policy(side.policies.as_ref(), &post, &policy).await
+        }
+        Cmd::Homes { serve, close } => {
+            let serve = crate::homes::parse("--serve", serve)?;
+            let close = crate::homes::parse("--close", close)?;
+            crate::homes::run(side.homes.as_ref(), &serve, &close).await
         }
         Cmd::ErasePost { post, dry_run } => {
             erase_one_post(cli, t, &post_id("--post", post)?, *dry_run).await

@@ -11,6 +11,7 @@
 //!   decisions are;
 //! - [`backfill`]: every count exact, for a table whose likes the stream never saw;
 //! - [`single`]: a deployment switched from `multi` to `single` reaction mode made exact;
+//! - [`homes`]: the users' homes a region serves, in two regions;
 //! - [`cli`]: the command line, parsed and checked (no I/O); [`commands`]: connects and runs each
 //!   command; [`report`]: what they print.
 
@@ -19,6 +20,7 @@ pub mod audit;
 pub mod backfill;
 pub mod cli;
 pub mod commands;
+pub mod homes;
 pub mod lease;
 pub mod moderate;
 pub mod noted;

@@ -24,6 +24,6 @@ pub mod stream_batch;
 pub mod xray;
 
 pub use dynamo::{
-    DynamoBlocks, DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoMilestones,
+    DynamoBlocks, DynamoCounts, DynamoErasureRequests, DynamoHomes, DynamoLikes, DynamoMilestones,
     DynamoPolicies, DynamoSuppression, DynamoSuspensions,
 };

@@ -19,13 +19,15 @@
 //! - [`moderation`], [`suspend`], [`moderate`]: the product's decisions about users as recorded,
 //!   a user's items moved out of sight and back, and a decision applied (both together);
 //! - [`policy`]: a post's policy (new likes taken, who sees its counts and its likers);
-//! - [`block`]: who blocks whom.
+//! - [`block`]: who blocks whom;
+//! - [`homes`]: which users' homes a region serves, in two regions.
 
 pub mod block;
 pub mod bucket;
 pub mod control;
 pub mod erase;
 pub mod erase_job;
+pub mod homes;
 pub mod ids;
 pub mod moderate;
 pub mod moderation;

@@ -32,6 +32,7 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             reactions: Reactions::default(),
             summary_mine: SummaryMine::Strong,
             suspended: None,
+            homes: None,
             policies: policies::PolicyGate::default(),
             blocks: blocks::BlockGate::default(),
             shared: None,
@@ -95,6 +96,13 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
 
     pub fn with_suspensions(mut self, store: Arc<dyn likes_core::moderation::Suspensions>) -> Self {
         self.suspended = Some(suspended::Gate::new(store));
+        self
+    }
+
+    /// Serves only the homes `store` records as opened here, by the tokens' `claim` (two
+    /// regions: docs/regions.md).
+    pub fn with_homes(mut self, claim: &str, store: Arc<dyn likes_core::homes::Homes>) -> Self {
+        self.homes = Some(crate::homes::HomeGate::new(claim, store));
         self
     }
 

@@ -59,6 +59,12 @@ impl ApiError {
         )
     }
 
+    /// A caller whose home another region serves (docs/regions.md): 421 Misdirected Request,
+    /// nothing read or written; the client calls its home region's address.
+    pub fn wrong_region(message: impl Into<String>) -> Self {
+        Self::new(421, "wrong_region", message)
+    }
+
     /// A post whose author turned likes off (its policy): unlikes still work.
     pub fn likes_disabled() -> Self {
         Self::new(

@@ -15,6 +15,9 @@ use crate::error::ApiError;
 /// The verified caller.
 pub struct Caller {
     pub user: UserId,
+    /// The verified token's claim the caller asked for (the home claim, in two regions), if
+    /// it has it as a string.
+    pub claim: Option<String>,
 }
 
 /// Who verified the token.
@@ -29,11 +32,12 @@ pub enum Auth {
 }
 
 impl Auth {
-    pub async fn caller(&self, req: &Request) -> Result<Caller, ApiError> {
-        let sub = match self {
-            Auth::Authorizer => authorizer_sub(req)
+    /// The caller, and the verified token's `claim` when one is asked for.
+    pub async fn caller(&self, req: &Request, claim: Option<&str>) -> Result<Caller, ApiError> {
+        let (sub, claim) = match self {
+            Auth::Authorizer => authorizer_claims(req, claim)
                 .ok_or_else(|| ApiError::unauthorized("no verified identity on the request"))?,
-            Auth::Function(verifier) => verifier_sub(verifier, req).await?,
+            Auth::Function(verifier) => verifier_claims(verifier, req, claim).await?,
         };
         let user = UserId::parse(&sub).map_err(|e| {
             ApiError::unauthorized(format!(
@@ -41,24 +45,28 @@ impl Auth {
                 e.to_string().trim_start_matches("user_id ")
             ))
         })?;
-        Ok(Caller { user })
+        Ok(Caller { user, claim })
     }
 }
 
-/// The `sub` claim API Gateway's authorizer verified.
-fn authorizer_sub(req: &Request) -> Option<String> {
+/// The `sub` claim API Gateway's authorizer verified, and `claim`'s value (it passes claims on
+/// as strings).
+fn authorizer_claims(req: &Request, claim: Option<&str>) -> Option<(String, Option<String>)> {
     match req.request_context_ref() {
-        Some(RequestContext::ApiGatewayV2(ctx)) => ctx
-            .authorizer
-            .as_ref()
-            .and_then(|a| a.jwt.as_ref())
-            .and_then(|jwt| jwt.claims.get("sub"))
-            .cloned(),
+        Some(RequestContext::ApiGatewayV2(ctx)) => {
+            let claims = &ctx.authorizer.as_ref()?.jwt.as_ref()?.claims;
+            let sub = claims.get("sub")?.clone();
+            Some((sub, claim.and_then(|c| claims.get(c)).cloned()))
+        }
         _ => None,
     }
 }
 
-async fn verifier_sub(verifier: &Verifier, req: &Request) -> Result<String, ApiError> {
+async fn verifier_claims(
+    verifier: &Verifier,
+    req: &Request,
+    claim: Option<&str>,
+) -> Result<(String, Option<String>), ApiError> {
     let mut values = req.headers().get_all(AUTHORIZATION).iter();
     let header = match (values.next(), values.next()) {
         (None, _) => None,
@@ -73,7 +81,13 @@ async fn verifier_sub(verifier: &Verifier, req: &Request) -> Result<String, ApiE
         }
     };
     match verifier.verify_authorization(header).await {
-        Ok(verified) => Ok(verified.sub),
+        Ok(verified) => {
+            let value = claim
+                .and_then(|c| verified.claims.get(c))
+                .and_then(|v| v.as_str())
+                .map(str::to_owned);
+            Ok((verified.sub, value))
+        }
         Err(e) if e.is_unavailable() => {
             tracing::warn!(error = %e, cause = ?std::error::Error::source(&e), "the issuer's keys cannot be fetched; answering 503");
             Err(ApiError::identity_unavailable())

@@ -12,6 +12,7 @@ pub mod cursor;
 mod erase;
 pub mod error;
 mod etag;
+pub mod homes;
 pub mod identity;
 pub mod lambda;
 pub mod liker_ids;
@@ -81,6 +82,8 @@ pub struct App<L, C> {
     pub blocks: blocks::BlockGate,
     /// The count tier every environment shares; none unless given (`with_shared_counts`).
     pub shared: Option<shared_counts::SharedCounts>,
+    /// In two regions, the homes served here; every caller served unless given (`with_homes`).
+    pub homes: Option<homes::HomeGate>,
 }
 
 /// A JSON answer no cache may keep (`no-store`): the caller's own data, a write's result, an
@@ -223,9 +226,14 @@ impl<L: ReactionsStore, C: CountsRead> App<L, C> {
             Err(e) if e.status != 400 => return Err(e.clone().into()),
             _ => {}
         }
-        let me = self.auth.caller(req).await?.user;
+        let claim = self.homes.as_ref().map(homes::HomeGate::claim);
+        let caller = self.auth.caller(req, claim).await?;
+        let me = caller.user;
         let routed = routed?;
         self.admit(&routed, &me)?;
+        if let Some(gate) = &self.homes {
+            gate.admit(caller.claim.as_deref()).await?;
+        }
         let written = match &routed {
             Route::Like(post)
             | Route::Unlike(post)

@@ -13,8 +13,8 @@ use likes_api::{App, Auth, CountCache};
 use likes_aws::env::{AuthBy, FunctionEnv, LikerIdsSetting};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
 use likes_aws::{
-    lambda, sdk, DynamoBlocks, DynamoCounts, DynamoErasureRequests, DynamoLikes, DynamoPolicies,
-    DynamoSuspensions,
+    lambda, sdk, DynamoBlocks, DynamoCounts, DynamoErasureRequests, DynamoHomes, DynamoLikes,
+    DynamoPolicies, DynamoSuspensions,
 };
 
 #[tokio::main]
@@ -76,6 +76,10 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         let policies = Arc::new(DynamoPolicies::new(client.clone(), &table));
         app = app.with_policies(Some(policies), env.tuning.policy_defaults);
         app = app.with_blocks(Arc::new(DynamoBlocks::new(client.clone(), &table)));
+        // In two regions, so do the homes this region serves.
+        if let Some(claim) = &env.home_claim {
+            app = app.with_homes(claim, Arc::new(DynamoHomes::new(client.clone(), &table)));
+        }
         app = app.with_erasure_requests(Arc::new(DynamoErasureRequests::new(client, table)));
     }
     let app = Arc::new(app);

@@ -278,7 +278,9 @@ fn resolve(v: &Value, t: &Value, names: &Names) -> Result<String, String> {
                         match names.conditions.get(condition) {
                             Some(true) => resolve(then, t, names),
                             Some(false) => resolve(otherwise, t, names),
-                            None => Err(format!("!If {condition}: the lab was not told whether it holds")),
+                            None => Err(format!(
+                                "!If {condition}: the lab was not told whether it holds"
+                            )),
                         }
                     }
                     _ => Err(format!("!If {arg:?}: not [condition, then, else]")),
@@ -438,16 +440,36 @@ mod tests {
         let allowed = |who: &str, action: &str, resource: &str| {
             matches!(p.decide(who, action, resource), Decision::Allowed { .. })
         };
-        assert!(allowed("LikesApiFunction", "dynamodb:PutItem", &table("global-likes")));
-        assert!(allowed("LikesApiFunction", "dynamodb:PutItem", &table("global-markers")));
-        assert!(!allowed("LikesApiFunction", "dynamodb:PutItem", &table("likes")));
+        assert!(allowed(
+            "LikesApiFunction",
+            "dynamodb:PutItem",
+            &table("global-likes")
+        ));
+        assert!(allowed(
+            "LikesApiFunction",
+            "dynamodb:PutItem",
+            &table("global-markers")
+        ));
+        assert!(!allowed(
+            "LikesApiFunction",
+            "dynamodb:PutItem",
+            &table("likes")
+        ));
         let index = format!("{}/index/by_user", table("global-likes"));
         assert!(allowed("LikesApiFunction", "dynamodb:Query", &index));
         assert!(allowed("EraseWorkerFunction", "dynamodb:Query", &index));
         let stream = format!("{}/stream/2026-12-07T00:00:00.000", table("global-likes"));
-        assert!(allowed("CountAggregatorFunction", "dynamodb:GetRecords", &stream));
+        assert!(allowed(
+            "CountAggregatorFunction",
+            "dynamodb:GetRecords",
+            &stream
+        ));
         // Counts stays the region's own.
-        assert!(allowed("CountAggregatorFunction", "dynamodb:UpdateItem", &table("counts")));
+        assert!(allowed(
+            "CountAggregatorFunction",
+            "dynamodb:UpdateItem",
+            &table("counts")
+        ));
     }
 
     #[test]

@@ -18,10 +18,16 @@ pub fn load(file: &str) -> Value {
     serde_yaml::from_str(&std::fs::read_to_string(&path).expect(file)).expect("YAML")
 }
 
-/// The name in a `!Ref name`, if `v` is one.
+/// The name in a `!Ref name` (or in the owned branch of an `!If`), if `v` is one.
 pub fn reference(v: &Value) -> Option<&str> {
     match v {
         Value::Tagged(t) if t.tag == "Ref" => t.value.as_str(),
+        // A resource the stack owns in one configuration (Likes and Markers: RegionRole=single),
+        // and is given by a parameter in another: `!If [OwnsTables, !Ref X, !Ref ReplicaX]`.
+        Value::Tagged(t) if t.tag == "If" => match t.value.as_sequence().map(Vec::as_slice) {
+            Some([_, then, _]) => reference(then),
+            _ => None,
+        },
         _ => None,
     }
 }

@@ -278,6 +278,9 @@ pub struct FunctionEnv {
     /// `SharedCountCacheSubnetIds` is set): the count tier every environment shares. Unset or
     /// empty: each environment's own count cache only.
     pub shared_counts_url: Option<String>,
+    /// `LIKES_HOME_CLAIM` (the template's `HomeClaim`): the token claim naming the caller's
+    /// home region; set, the API serves only the homes opened here (docs/regions.md).
+    pub home_claim: Option<String>,
     pub tuning: Tuning,
     /// `LIKES_XRAY=1` (the template's `Tracing=Active`): report each AWS call to X-Ray.
     pub xray: bool,
@@ -394,6 +397,7 @@ impl FunctionEnv {
             erase_failure_queue_url: var("ERASE_FAILURE_QUEUE_URL"),
             erase_requests_table: var("ERASE_REQUESTS_TABLE_NAME"),
             shared_counts_url: var("LIKES_SHARED_COUNTS_URL"),
+            home_claim: var("LIKES_HOME_CLAIM"),
             tuning: Tuning::from_env()?,
             xray: var("LIKES_XRAY").as_deref() == Some("1"),
             function_name: var("AWS_LAMBDA_FUNCTION_NAME")

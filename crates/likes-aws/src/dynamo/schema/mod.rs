@@ -219,6 +219,9 @@ pub mod erase_requests {
     pub const BLOCKING: &str = "blocking";
     /// How many pairs ever had a decision: the item `block#~count`, attribute `n`.
     pub const BLOCK_COUNT_KEY: &str = "block#~count";
+    /// The homes the region serves (`dynamo::homes`): the item `region#homes`, a string set.
+    pub const HOMES_KEY: &str = "region#homes";
+    pub const HOMES: &str = "homes";
 }
 
 pub const LIKES: TableDef = TableDef {

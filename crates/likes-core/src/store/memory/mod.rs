@@ -24,7 +24,7 @@ pub use counts::MemoryCounts;
 pub use erasures::MemoryErasureRequests;
 pub use events::{BusFaults, MemoryBus, MemoryMilestones, MemorySuppression};
 pub use likes::MemoryLikes;
-pub use moderation::{MemoryBlocks, MemoryPolicies, MemorySuspensions};
+pub use moderation::{MemoryBlocks, MemoryHomes, MemoryPolicies, MemorySuspensions};
 
 fn poisoned() -> StoreError {
     StoreError::Internal("a test store's lock was poisoned".into())

@@ -1,12 +1,13 @@
 //! The users' moderation state, the posts' policies and the users' blocks in memory, recorded as the DynamoDB
 //! stores record them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
 use super::poisoned;
 use crate::block::{self, Blocks};
 use crate::erase_job::Call;
+use crate::homes::{Home, Homes};
 use crate::ids::{PostId, UserId};
 use crate::moderation::{compare, Decided, Suspensions};
 use crate::policy::{self, Policies, Policy};
@@ -117,6 +118,30 @@ impl Blocks for MemoryBlocks {
         Box::pin(async move {
             let pairs = self.pairs.lock().map_err(|_| poisoned())?;
             Ok(pairs.len() as i64)
+        })
+    }
+}
+
+/// A region's served homes.
+#[derive(Debug, Default)]
+pub struct MemoryHomes {
+    served: Mutex<BTreeSet<Home>>,
+}
+
+impl Homes for MemoryHomes {
+    fn served(&self) -> Call<'_, BTreeSet<Home>> {
+        Box::pin(async move { Ok(self.served.lock().map_err(|_| poisoned())?.clone()) })
+    }
+
+    fn set<'a>(&'a self, home: &'a Home, serve: bool) -> Call<'a, ()> {
+        Box::pin(async move {
+            let mut served = self.served.lock().map_err(|_| poisoned())?;
+            if serve {
+                served.insert(home.clone());
+            } else {
+                served.remove(home);
+            }
+            Ok(())
         })
     }
 }
