@@ -57,7 +57,7 @@ translate "$url_ondemand" '{"FrontDoor": "FunctionUrl"}'
 # The lean profile with the shared count tier, its function in the tier's subnets.
 translate "$lean" '{"FrontDoor": "FunctionUrl", "CapacityMode": "Provisioned", "AllowedOrigins": "https://example.com", "SharedCountCacheSubnetIds": "subnet-0a1b2c3d,subnet-4e5f6a7b", "SharedCountCacheSecurityGroupIds": "sg-0a1b2c3d"}'
 # One of two regions, the lean profile, on the global tables' replicas.
-translate "$global" '{"RegionRole": "global", "ReplicaLikesTable": "likes-global", "ReplicaMarkersTable": "likes-markers-global", "ReplicaLikesStreamArn": "arn:aws:dynamodb:eu-west-1:123456789012:table/likes-global/stream/2026-12-07T00:00:00.000", "EventsRegion": "us-east-1", "FrontDoor": "FunctionUrl", "CapacityMode": "Provisioned"}'
+translate "$global" '{"RegionRole": "global", "ReplicaLikesTable": "likes-global", "ReplicaMarkersTable": "likes-markers-global", "ReplicaLikesStreamArn": "arn:aws:dynamodb:eu-west-1:123456789012:table/likes-global/stream/2026-12-07T00:00:00.000", "EventsRegion": "us-east-1", "HomeClaim": "custom:home", "FrontDoor": "FunctionUrl", "CapacityMode": "Provisioned"}'
 for out in "$plain" "$cors" "$api_prov" "$url_ondemand" "$lean" "$global"; do
   "$venv/bin/cfn-lint" "$out"
   # Least privilege: no role may hold a managed policy beyond basic logging and X-Ray's write-only

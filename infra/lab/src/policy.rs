@@ -38,6 +38,12 @@ pub struct Names {
 }
 
 impl Names {
+    /// A one-region stack's (`RegionRole=single`): it owns its Likes and Markers tables. The
+    /// names are then given with [`Names::with`].
+    pub fn one_region() -> Self {
+        Self::default().when("OwnsTables", true)
+    }
+
     pub fn with(mut self, logical_id: &str, name: &str) -> Self {
         self.names.insert(logical_id.to_owned(), name.to_owned());
         self
@@ -367,7 +373,7 @@ mod tests {
     }
 
     pub fn local_names() -> Names {
-        Names::default()
+        Names::one_region()
             .with("LikesTable", "likes")
             .with("CountsTable", "counts")
             .with("MarkersTable", "markers")
@@ -378,7 +384,6 @@ mod tests {
             .with("AggregatorFailureQueue", "likes-aggregator-failures")
             .with("LikeEventsFailureQueue", "likes-events-failures")
             .with("LikeEventBus", "likes")
-            .when("OwnsTables", true)
     }
 
     #[test]

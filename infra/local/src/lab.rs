@@ -27,7 +27,7 @@ pub struct Roles {
 
 /// The template's resources by their local names.
 pub fn names(settings: &Settings) -> Names {
-    Names::default()
+    Names::one_region()
         .with("LikesTable", &settings.likes_table)
         .with("CountsTable", &settings.counts_table)
         .with("MarkersTable", &settings.markers_table)

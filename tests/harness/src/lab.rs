@@ -12,7 +12,7 @@ pub use likes_lab::roles;
 
 /// The template's resources as the tests name them.
 pub fn names() -> Names {
-    Names::default()
+    Names::one_region()
         .with("LikesTable", "likes-*")
         .with("CountsTable", "counts-*")
         .with("MarkersTable", "markers-*")
@@ -23,8 +23,6 @@ pub fn names() -> Names {
         .with("AggregatorFailureQueue", "aggregator-failures-*")
         .with("LikeEventsFailureQueue", "events-failures-*")
         .with("LikeEventBus", "likes-*")
-        // One region: the stack owns its Likes and Markers tables.
-        .when("OwnsTables", true)
 }
 
 /// The template, as the lab reads it.

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 use fake_runtime::{FakeRuntime, Function, Outcome};
 use jsonwebtoken::Algorithm;
 use likes_auth::testing::{claims, jwks, token, JwksServer, TestKey};
+use likes_aws::dynamo::schema::{create_table, ERASE_REQUESTS};
+use likes_aws::DynamoHomes;
+use likes_core::homes::{Home, Homes};
 use likes_harness::Tables;
 use serde_json::{json, Value};
 
@@ -199,6 +202,59 @@ async fn keys_that_cannot_be_fetched_are_a_503_not_a_401() {
     assert_eq!(body["error"]["code"], "unavailable");
     assert!(headers.get("retry-after").is_some(), "{headers}");
     assert!(t.like_pairs().await.is_empty());
+}
+
+/// In two regions (`LIKES_HOME_CLAIM`, docs/regions.md): the binary takes the caller's home
+/// from the token it verified itself, serves the homes opened in its region's table, and
+/// answers any other home, a token without the claim, or a claim that is not a string with
+/// `421 wrong_region`, writing nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_serves_its_regions_homes_by_the_token_it_verified() {
+    let rsa = TestKey::rs256("rsa-1");
+    let server = JwksServer::start(jwks(&[&rsa])).await.expect("JWKS server");
+    let t = Tables::new().await;
+    let table = format!("erase-requests-{}", uuid::Uuid::new_v4().simple());
+    create_table(&t.client, &ERASE_REQUESTS, &table)
+        .await
+        .expect("the table");
+    let eu = Home::parse("eu").expect("a home");
+    DynamoHomes::new(t.client.clone(), &table)
+        .set(&eu, true)
+        .await
+        .expect("eu opened");
+    let mut env = env(&t, &server.url());
+    env.extend([
+        ("LIKES_HOME_CLAIM", "custom:home".to_owned()),
+        ("ERASE_REQUESTS_TABLE_NAME", table),
+    ]);
+    let rt = FakeRuntime::start().await.expect("runtime API");
+    let f = Function::spawn(&binary(), &rt, env).expect("the binary starts");
+    let like = format!("/posts/{}/like", uuid::Uuid::new_v4());
+    let token = |sub: &str, home: Option<Value>| {
+        let mut c = claims(ISSUER, AUDIENCE, sub);
+        if let Some(home) = home {
+            c["custom:home"] = home;
+        }
+        bearer(&rsa.sign(&c))
+    };
+    let home_user = token("auth0|eu-user", Some(json!("eu")));
+    let (status, body, _) = invoke(&rt, &f, url_event("PUT", &like, Some(&home_user))).await;
+    assert_eq!(status, 200, "{body}");
+    for (who, home) in [
+        ("auth0|us-user", Some(json!("us"))),
+        ("auth0|no-home", None),
+        ("auth0|numeric-home", Some(json!(7))),
+    ] {
+        let (status, body, _) =
+            invoke(&rt, &f, url_event("PUT", &like, Some(&token(who, home)))).await;
+        assert_eq!(
+            (status, &body["error"]["code"]),
+            (421, &json!("wrong_region")),
+            "{who}: {body}"
+        );
+    }
+    let likers: Vec<String> = t.like_pairs().await.into_iter().map(|(_, u)| u).collect();
+    assert_eq!(likers, ["auth0|eu-user"], "only the home's user liked");
 }
 
 /// Sixty warm requests (likes, reads, unlikes) through the binary, each answered correctly;
