@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use likes_admin::{audit::audit_post, recount::recount_post, Stores};
-use likes_core::{bucket_of, CountsRead, PostBucket, PostId, UserId};
+use likes_core::{bucket_of, PostBucket, PostId, UserId};
 use likes_harness::regions::replicator::{Delays, Replicator};
-use likes_harness::regions::{Moto, Region};
+use likes_harness::regions::{quiet, spawn, Moto, Region};
 use likes_harness::{call_as, emulator, like_path};
 
 const A: usize = 0;
@@ -46,15 +46,6 @@ async fn toggle(region: &Region, pair: &Pair, liked: bool) -> (bool, bool) {
     (!liked, body["changed"] == serde_json::json!(true))
 }
 
-/// The replicator, in the background every 20 ms, until stopped. (The aggregators count at
-/// quiet points and beside a recount: their futures are not `Send`, and when a stream's
-/// records are counted does not change what they sum to.)
-fn start(replicator: &Arc<Replicator>) -> Arc<AtomicBool> {
-    let stop = Arc::new(AtomicBool::new(false));
-    tokio::spawn(Arc::clone(replicator).run(Arc::clone(&stop)));
-    stop
-}
-
 /// Runs `work` (an audit or a recount, which wait for the aggregator to count their fences)
 /// with both regions' aggregators counting beside it.
 async fn counting<T>(regions: &[Arc<Region>; 2], work: impl std::future::Future<Output = T>) -> T {
@@ -73,47 +64,6 @@ async fn counting<T>(regions: &[Arc<Region>; 2], work: impl std::future::Future<
         }
     };
     tokio::join!(work, aggregators).0
-}
-
-/// Waits (polling, 60 s at most) until nothing waits to be replicated and a round of the
-/// replicator and both aggregators finds nothing new.
-async fn quiet(regions: &[Arc<Region>; 2], replicator: &Replicator) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        // Nothing waiting before the round and nothing moved in it: no send can then land
-        // after an aggregator's read (the background loop sends only what is waiting).
-        let waiting = replicator.waiting().await;
-        let moved =
-            replicator.step().await + regions[A].aggregate().await + regions[B].aggregate().await;
-        if waiting == 0 && moved == 0 && replicator.waiting().await == 0 {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the regions never went quiet: {} changes waiting",
-            replicator.waiting().await
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Each post's likes in a region's table (control items aside), and its count there.
-async fn counts_against_table(region: &Region, posts: &[PostId]) -> Vec<(i64, i64)> {
-    let items = region.items().await;
-    let mut held: HashMap<PostId, i64> = HashMap::new();
-    for (pb, user) in items.keys() {
-        if user.starts_with('~') {
-            continue;
-        }
-        let pb = PostBucket::parse(pb).expect("a post bucket");
-        *held.entry(pb.post).or_default() += 1;
-    }
-    let mut out = Vec::new();
-    for p in posts {
-        let counted = region.counts().post_count(p).await.expect("a count");
-        out.push((held.get(p).copied().unwrap_or(0), counted));
-    }
-    out
 }
 
 /// Each user does `n` requests through `region`, one after another, each toggling a post drawn
@@ -182,7 +132,7 @@ async fn two_regions_keep_counts_exact_through_merged_replication_and_a_failover
         7,
     )
     .await;
-    let stop = start(&replicator);
+    let stop = spawn(&replicator);
 
     let posts: Vec<PostId> = (0..4).map(|_| PostId::new_random()).collect();
     let clients: Vec<Client> = (0..6)
@@ -251,7 +201,7 @@ async fn two_regions_keep_counts_exact_through_merged_replication_and_a_failover
     let (a_items, b_items) = (regions[A].items().await, regions[B].items().await);
     assert_eq!(a_items, b_items, "the replicas differ after quiet");
     for region in &regions {
-        for (p, (held, counted)) in posts.iter().zip(counts_against_table(region, &posts).await) {
+        for (p, (held, counted)) in posts.iter().zip(region.counts_against_table(&posts).await) {
             assert_eq!(
                 counted, held,
                 "{}: post {p} counted {counted}, holds {held}",
@@ -355,7 +305,7 @@ async fn two_regions_keep_counts_exact_through_merged_replication_and_a_failover
             region.name,
             audit.drifts
         );
-        for (held, counted) in counts_against_table(region, &posts).await {
+        for (held, counted) in region.counts_against_table(&posts).await {
             assert_eq!(counted, held, "{} after the recount", region.name);
         }
     }

@@ -1,6 +1,7 @@
 //! Two regions on two emulators (docs/regions.md): region A on the suite's moto, region B on a
-//! second moto this starts; in each, the Likes, Counts and Markers tables as deployed, an API,
-//! and an aggregator counting that region's own stream into its own Counts table. A replicator
+//! second moto this starts; in each, the Likes, Counts and Markers tables as deployed, the
+//! pending-erasures table (the region's served homes), an API, and an aggregator counting
+//! that region's own stream into its own Counts table. A replicator
 //! (`replicator`) plays MREC global tables between the two Likes tables (Markers are not
 //! replicated: the simulation's workload sends no named requests).
 //!
@@ -9,20 +10,25 @@
 
 pub mod replicator;
 
+use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodbstreams::types::ShardIteratorType;
 use count_aggregator::Aggregator;
-use likes_aws::{DynamoCounts, DynamoLikes};
+use likes_aws::dynamo::schema::{create_table, ERASE_REQUESTS};
+use likes_aws::{DynamoCounts, DynamoHomes, DynamoLikes};
+use likes_core::{CountsRead, PostBucket, PostId};
 use likes_sim::stream::StreamRecord;
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
 use crate::stream::event_json;
 use crate::Tables;
+use replicator::Replicator;
 
 /// A second moto server on a loopback port of its own, stopped when dropped.
 pub struct Moto {
@@ -169,6 +175,8 @@ pub struct Region {
     /// Its Likes, Counts and Markers tables (the same names in both regions, as a global
     /// table's replicas have).
     pub tables: Tables,
+    /// Its pending-erasures table: the homes it serves (`region#homes`), its own.
+    pub erase_requests_table: String,
     pub stream_arn: String,
     /// The aggregator's own reader of this region's stream.
     counted: Mutex<StreamTail>,
@@ -191,10 +199,15 @@ impl Region {
             .expect("a stream")
             .to_owned();
         let counted = Mutex::new(StreamTail::open(endpoint, &stream_arn).await);
+        let erase_requests_table = format!("erase-requests-{suffix}");
+        create_table(&tables.client, &ERASE_REQUESTS, &erase_requests_table)
+            .await
+            .expect("the pending-erasures table");
         Arc::new(Self {
             name,
             endpoint: endpoint.to_owned(),
             tables,
+            erase_requests_table,
             stream_arn,
             counted,
         })
@@ -211,6 +224,36 @@ impl Region {
     /// The region's API (no count cache: every read sees the region's Counts table).
     pub fn app(&self) -> likes_api::App<DynamoLikes, DynamoCounts> {
         likes_api::App::new(self.likes(), self.counts())
+    }
+
+    /// The homes this region serves.
+    pub fn homes(&self) -> DynamoHomes {
+        DynamoHomes::new(self.tables.client.clone(), &self.erase_requests_table)
+    }
+
+    /// The region's API behind its home gate, homes named by the tokens' `claim`: a new
+    /// execution environment, which reads the served homes afresh.
+    pub fn homed_app(&self, claim: &str) -> likes_api::App<DynamoLikes, DynamoCounts> {
+        self.app().with_homes(claim, Arc::new(self.homes()))
+    }
+
+    /// Each of `posts`: the likes this region's table holds (control items aside), and its
+    /// count here.
+    pub async fn counts_against_table(&self, posts: &[PostId]) -> Vec<(i64, i64)> {
+        let mut held: HashMap<PostId, i64> = HashMap::new();
+        for (pb, user) in self.items().await.keys() {
+            if user.starts_with('~') {
+                continue;
+            }
+            let pb = PostBucket::parse(pb).expect("a post bucket");
+            *held.entry(pb.post).or_default() += 1;
+        }
+        let mut out = Vec::new();
+        for p in posts {
+            let counted = self.counts().post_count(p).await.expect("a count");
+            out.push((held.get(p).copied().unwrap_or(0), counted));
+        }
+        out
     }
 
     /// Counts what this region's stream holds since the last call, as the mapping delivers it
@@ -261,3 +304,34 @@ impl Region {
 /// An item's attributes, compared whole.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Item(pub std::collections::HashMap<String, AttributeValue>);
+
+/// The replicator, in the background every 20 ms, until the flag returned is set. (The
+/// aggregators count at quiet points: their futures are not `Send`, and when a stream's
+/// records are counted does not change what they sum to.)
+pub fn spawn(replicator: &Arc<Replicator>) -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    tokio::spawn(Arc::clone(replicator).run(Arc::clone(&stop)));
+    stop
+}
+
+/// Waits (polling, 60 s at most) until nothing waits to be replicated and a round of the
+/// replicator and both aggregators finds nothing new.
+pub async fn quiet(regions: &[Arc<Region>; 2], replicator: &Replicator) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        // Nothing waiting before the round and nothing moved in it: no send can then land
+        // after an aggregator's read (the background loop sends only what is waiting).
+        let waiting = replicator.waiting().await;
+        let moved =
+            replicator.step().await + regions[0].aggregate().await + regions[1].aggregate().await;
+        if waiting == 0 && moved == 0 && replicator.waiting().await == 0 {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the regions never went quiet: {} changes waiting",
+            replicator.waiting().await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
