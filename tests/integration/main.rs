@@ -20,6 +20,7 @@ mod reactions_linearizable;
 mod read_path;
 mod recount_model;
 mod regions;
+mod regions_erase;
 mod regions_move;
 mod repair_check;
 mod repair_model;
