@@ -13,7 +13,12 @@ use std::time::Instant;
 use futures::stream::{self, StreamExt};
 use likes_core::{CountsAdmin, LikesAdmin, PostId};
 
+use serde_json::{json, Value};
+
+use crate::cli::Cli;
+use crate::commands::DynamoStores;
 use crate::recount::recount_post;
+use crate::report::{progress, Report};
 use crate::{AdminError, Stores};
 
 /// What a backfill will do.
@@ -134,5 +139,59 @@ pub async fn run<L: LikesAdmin, C: CountsAdmin>(
         corrected_buckets: corrected.load(Ordering::Relaxed) as usize,
         failed,
         seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// `backfill`: plans, then (unless a dry run) recounts every post the plan holds; reports what
+/// was recounted and what could not be.
+pub async fn command(
+    cli: &Cli,
+    t: &DynamoStores,
+    segments: u32,
+    state: &Option<PathBuf>,
+    concurrency: usize,
+    dry_run: bool,
+) -> Result<Report, AdminError> {
+    let scan = progress(cli.json, "scanning the tables for posts", None);
+    let plan = plan(t, segments, state.as_deref()).await?;
+    scan.finish_and_clear();
+    let mut doc = json!({"items": plan.items, "posts": plan.posts,
+        "skipped_done": plan.skipped_done, "invalid_ids": plan.invalid_ids,
+        "to_recount": plan.todo.len(), "scan_items_per_sec": plan.scan_items_per_sec});
+    let mut human = format!(
+        "backfill: {} likes in {} posts scanned at {:.0} items/s ({} done before, {} with invalid ids left alone); {} to recount",
+        plan.items, plan.posts, plan.scan_items_per_sec, plan.skipped_done, plan.invalid_ids.len(), plan.todo.len()
+    );
+    if dry_run {
+        doc["dry_run"] = json!(true);
+        doc["posts_to_recount"] = json!(plan.todo);
+        return Ok(Report::done(human + " (dry run: nothing changed)", doc));
+    }
+    let bar = progress(cli.json, "posts recounted", Some(plan.todo.len() as u64));
+    let tick = |done: u64, _: u64| bar.set_position(done);
+    let done = run(t, &plan, state.clone(), concurrency, &tick).await?;
+    bar.finish_and_clear();
+    for (post, why) in &done.failed {
+        human = format!("not recounted: post {post}: {why}\n{human}");
+    }
+    human += &format!(
+        "; {} buckets corrected, {} posts not recounted; {:.1} s",
+        done.corrected_buckets,
+        done.failed.len(),
+        done.seconds
+    );
+    let failed: Vec<Value> = done
+        .failed
+        .iter()
+        .map(|(post, why)| json!({"post_id": post, "error": why}))
+        .collect();
+    doc["corrected_buckets"] = json!(done.corrected_buckets);
+    doc["seconds"] = json!(done.seconds);
+    doc["failed"] = json!(failed);
+    Ok(Report {
+        clean: true,
+        failed: failed.len(),
+        human,
+        doc,
     })
 }

@@ -9,7 +9,7 @@ use likes_aws::{sdk, DynamoCounts, DynamoHomes, DynamoLikes, DynamoPolicies, Dyn
 use likes_core::erase::{erase_post, EraseStore, Sweep};
 use likes_core::policy::{Audience, Policy};
 use likes_core::{LikesAdmin, PostBucket, PostId, UserId};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::cli::{self, post_id, user_id, Cli, Cmd};
 use crate::report::{progress, Report};
@@ -162,50 +162,7 @@ async fn dispatch(cli: &Cli, t: &DynamoStores, side: &Side) -> Result<Report, Ad
             state,
             concurrency,
             dry_run,
-        } => {
-            let scan = progress(cli.json, "scanning the tables for posts", None);
-            let plan = backfill::plan(t, *segments, state.as_deref()).await?;
-            scan.finish_and_clear();
-            let mut doc = json!({"items": plan.items, "posts": plan.posts,
-                "skipped_done": plan.skipped_done, "invalid_ids": plan.invalid_ids,
-                "to_recount": plan.todo.len(), "scan_items_per_sec": plan.scan_items_per_sec});
-            let mut human = format!(
-                "backfill: {} likes in {} posts scanned at {:.0} items/s ({} done before, {} with invalid ids left alone); {} to recount",
-                plan.items, plan.posts, plan.scan_items_per_sec, plan.skipped_done, plan.invalid_ids.len(), plan.todo.len()
-            );
-            if *dry_run {
-                doc["dry_run"] = json!(true);
-                doc["posts_to_recount"] = json!(plan.todo);
-                return Ok(Report::done(human + " (dry run: nothing changed)", doc));
-            }
-            let bar = progress(cli.json, "posts recounted", Some(plan.todo.len() as u64));
-            let tick = |done: u64, _: u64| bar.set_position(done);
-            let done = backfill::run(t, &plan, state.clone(), *concurrency, &tick).await?;
-            bar.finish_and_clear();
-            for (post, why) in &done.failed {
-                human = format!("not recounted: post {post}: {why}\n{human}");
-            }
-            human += &format!(
-                "; {} buckets corrected, {} posts not recounted; {:.1} s",
-                done.corrected_buckets,
-                done.failed.len(),
-                done.seconds
-            );
-            let failed: Vec<Value> = done
-                .failed
-                .iter()
-                .map(|(post, why)| json!({"post_id": post, "error": why}))
-                .collect();
-            doc["corrected_buckets"] = json!(done.corrected_buckets);
-            doc["seconds"] = json!(done.seconds);
-            doc["failed"] = json!(failed);
-            Ok(Report {
-                clean: true,
-                failed: failed.len(),
-                human,
-                doc,
-            })
-        }
+        } => backfill::command(cli, t, *segments, state, *concurrency, *dry_run).await,
     }
 }
 
