@@ -22,6 +22,7 @@ mod recount_model;
 mod regions;
 mod regions_erase;
 mod regions_move;
+mod regions_mutants;
 mod repair_check;
 mod repair_model;
 mod repair_race;

@@ -103,6 +103,8 @@ pub struct Replicator {
     tails: [Mutex<StreamTail>; 2],
     delays: Delays,
     cut: AtomicBool,
+    /// Off only for a mutant: every change applied as it arrives, whatever its time.
+    last_writer_wins: AtomicBool,
     /// One step at a time: each region's records are learnt in their stream's order.
     stepping: Mutex<()>,
     state: Mutex<State>,
@@ -121,11 +123,18 @@ impl Replicator {
             tails,
             delays,
             cut: AtomicBool::new(false),
+            last_writer_wins: AtomicBool::new(true),
             stepping: Mutex::new(()),
             state: Mutex::new(State::default()),
             stats: std::sync::Mutex::new(Stats::default()),
             rng: std::sync::Mutex::new(Uniform::new(seed)),
         })
+    }
+
+    /// A mutant (false): a replicator that applies every change as it arrives, so that a
+    /// test can show its checks see last writer wins missing.
+    pub fn last_writer_wins(&self, on: bool) {
+        self.last_writer_wins.store(on, Ordering::SeqCst);
     }
 
     /// Cuts the regions apart (true) or rejoins them (false).
@@ -243,7 +252,8 @@ impl Replicator {
             let Some(p) = state.pending[from].remove(key) else {
                 continue;
             };
-            if state.versions[to].get(key).is_some_and(|v| *v > p.version) {
+            let wins = self.last_writer_wins.load(Ordering::SeqCst);
+            if wins && state.versions[to].get(key).is_some_and(|v| *v > p.version) {
                 self.stats.lock().expect("stats").lost += 1;
                 continue;
             }
