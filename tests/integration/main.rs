@@ -23,6 +23,7 @@ mod regions;
 mod regions_erase;
 mod regions_move;
 mod regions_mutants;
+mod regions_split;
 mod repair_check;
 mod repair_model;
 mod repair_race;
