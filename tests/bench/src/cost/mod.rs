@@ -43,6 +43,10 @@ pub const LIKES_UNITS_PER_LIKE: f64 = 3.0;
 const COUNT_READ_UNITS: f64 = 0.5;
 /// What a summary of 100 posts reads: the feed model's (`feed`).
 pub mod feed;
+/// The lean profile against its target.
+pub mod lean;
+/// Two regions: what the second one adds.
+pub mod regions;
 /// The day with the shared count tier.
 pub mod shared_tier;
 use feed::{Feed, Mine, SUMMARY_POSTS};
@@ -64,8 +68,6 @@ const CACHED_COUNT_READ_SHARE: f64 = 0.2;
 /// Target tracking keeps consumed capacity at this share of provisioned capacity: the
 /// template's default (`crate::template`).
 use crate::template::target_utilisation;
-/// The lean profile's goal (issue 23), $ per million likes.
-pub const LEAN_TARGET: f64 = 1.00;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FrontDoor {
@@ -294,15 +296,6 @@ fn db_reads_per_count_read(m: &Measured) -> f64 {
     CACHED_COUNT_READ_SHARE * m.cached_read_ratio + (1.0 - CACHED_COUNT_READ_SHARE)
 }
 
-/// The provisioned utilisation at which the lean profile's like costs exactly `LEAN_TARGET`.
-pub fn lean_break_even_utilisation(m: &Measured) -> Option<f64> {
-    let lean = Profile::lean(m.jwt_ms, 1.0);
-    let like = lean.like(m);
-    let budget = LEAN_TARGET - (like.total() - like.writes);
-    // At utilisation u the writes cost like.writes / u (like.writes being the cost at 100 %).
-    (budget > 0.0).then(|| like.writes / budget)
-}
-
 /// Lines of the cost table.
 pub fn table(m: &Measured) -> Vec<String> {
     let lean = Profile::lean(m.jwt_ms, target_utilisation());
@@ -376,6 +369,7 @@ pub fn table(m: &Measured) -> Vec<String> {
         &feed,
         &[Profile::default_profile(), lean],
     ));
+    lines.extend(regions::lines(m, &[Profile::default_profile(), lean]));
     for s in [0.8, 1.2] {
         let other = Feed { zipf_s: s, ..feed };
         let fast = other.count_units() + feed::mine_units(Mine::Fast, 1);
@@ -386,23 +380,7 @@ pub fn table(m: &Measured) -> Vec<String> {
             lean.per_day(m, fast)
         ));
     }
-    let lean_like = lean.like(m).total();
-    lines.push(match lean_break_even_utilisation(m) {
-        Some(u) if lean_like <= LEAN_TARGET => format!(
-            "lean profile: ${lean_like:.2} per million likes, within the ${LEAN_TARGET:.2} target (break-even at {:.0} % utilisation)",
-            u * 100.0
-        ),
-        Some(u) => format!(
-            "lean profile: ${lean_like:.2} per million likes, OVER the ${LEAN_TARGET:.2} target at {:.0} % utilisation: the 3 + {:.3} write units per like cost ${:.3} provisioned; within target from {:.0} % utilisation",
-            target_utilisation() * 100.0,
-            m.counts_units_per_like,
-            lean.like(m).writes,
-            u * 100.0
-        ),
-        None => format!(
-            "lean profile: ${lean_like:.2} per million likes, OVER the ${LEAN_TARGET:.2} target at any utilisation"
-        ),
-    });
+    lines.push(lean::verdict(m));
     lines
 }
 

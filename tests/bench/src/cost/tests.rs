@@ -1,3 +1,4 @@
+use super::lean::{lean_break_even_utilisation, LEAN_TARGET};
 use super::*;
 
 fn measured() -> Measured {
