@@ -85,9 +85,13 @@ async fn an_account_erased_during_a_cut_leaves_no_like_in_either_region_after_th
     quiet(&regions, &replicator).await;
     assert_eq!(liked(&regions[B], &gone, &posts).await, posts[..4]);
 
-    // A is cut off and takes a tail: an unlike, and likes of two posts B never saw liked.
+    // A is cut off and takes a tail: an unlike; an unlike and a like again, a write B's erase
+    // will follow, so that last writer wins must keep the erase; likes of two posts B never
+    // saw liked.
     replicator.cut(true);
     like(&regions[A], &posts[0], &gone, false).await;
+    like(&regions[A], &posts[1], &gone, false).await;
+    like(&regions[A], &posts[1], &gone, true).await;
     like(&regions[A], &posts[4], &gone, true).await;
     like(&regions[A], &posts[5], &gone, true).await;
 
@@ -102,7 +106,7 @@ async fn an_account_erased_during_a_cut_leaves_no_like_in_either_region_after_th
     assert_eq!(
         back,
         posts[4..],
-        "the tail's likes of posts B never had come back; those B's later erase deleted stay deleted"
+        "the tail's likes of posts B never had come back; the one B's later erase deleted (posts[1]) stays deleted"
     );
     assert_eq!(regions[A].items().await, regions[B].items().await);
 

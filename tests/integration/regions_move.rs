@@ -129,6 +129,21 @@ async fn a_planned_move_keeps_every_pair_linearizable_across_regions() {
         .set(&h, true)
         .await
         .expect("h opened in A");
+    // B serves nobody yet: a request there is refused, and writes nothing.
+    let probe = (PostId::new_random(), UserId::new_random());
+    let mut claims = Map::new();
+    claims.insert("sub".into(), probe.1.as_str().into());
+    claims.insert(CLAIM.into(), "h".into());
+    let (status, body, _) = call(
+        &regions[B].homed_app(CLAIM),
+        ApiEvent::new("PUT", &like_path(&probe.0)).claims(claims),
+    )
+    .await;
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (421, &serde_json::json!("wrong_region")),
+        "{body}"
+    );
     let delays = Delays {
         min: Duration::from_millis(50),
         max: Duration::from_millis(400),
@@ -240,5 +255,14 @@ async fn a_planned_move_keeps_every_pair_linearizable_across_regions() {
     assert!(
         applied >= 60,
         "too few requests took effect to show anything: {applied}"
+    );
+    assert!(
+        routing.refused.load(Ordering::SeqCst) > 0,
+        "no request reached A between the close and the move: its gate was not shown refusing"
+    );
+    let probed = probe.1.to_string();
+    assert!(
+        a_items.keys().all(|(_, u)| *u != probed),
+        "B's refused request wrote nothing"
     );
 }

@@ -1,18 +1,19 @@
 //! Split brain between two regions (docs/regions.md#failover-and-one-request-one-effect),
-//! simulated as `regions` simulates MREC: region A is cut off but still serves its users'
-//! home, while B has opened it too; users, some still sent to A (a stale address), some to B,
-//! write in both at once for the split's length. After the rejoin and quiet, the design's
-//! never-column holds:
+//! simulated as `regions` simulates MREC: region A is cut off but still takes its users'
+//! requests while B takes them too (as with their home open in both; the gates themselves
+//! are `regions_move`'s), some users' requests going to A (a stale address), some to B, for
+//! the split's length. After the rejoin and quiet:
 //! - both replicas hold the same items, and each region's counts equal its own table;
-//! - a pair written in one region only during the split ends as that region's last request
-//!   left it (nothing of it was lost);
-//! - a pair written in both ends as one of the two regions' last requests left it: last
-//!   writer wins chose, no state no request asked for — the loss the design bounds to pairs
-//!   written in the cut-off region during the split.
+//! - a pair written in one region only during the split ends as that write left it (nothing
+//!   of it was lost);
+//! - a pair written differently in both ends as the later write left it, last writer wins
+//!   on when each was made (checked where the two are far enough apart for the records' ms
+//!   times to order them; otherwise as one of the two) — the loss the design bounds to pairs
+//!   written in the cut-off region during the split. Never a state no request asked for.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use likes_core::{bucket_of, PostBucket, PostId, UserId};
 use likes_harness::regions::replicator::{Delays, Replicator};
@@ -24,12 +25,26 @@ const B: usize = 1;
 
 type Pair = (PostId, UserId);
 
-/// Sends `liked` for `pair` to `region`; the state the region then holds for it.
-async fn set(region: &Region, pair: &Pair, liked: bool) -> bool {
+/// Sends `liked` for `pair` to `region`: the state the region then holds for it, and whether
+/// the request changed it (a write; a request that changed nothing wrote nothing).
+async fn set(region: &Region, pair: &Pair, liked: bool) -> (bool, bool) {
     let method = if liked { "PUT" } else { "DELETE" };
     let (s, body, _) = call_as(&region.app(), method, &like_path(&pair.0), pair.1.as_str()).await;
     assert_eq!(s, 200, "{} {method}: {body}", region.name);
-    liked
+    (liked, body["changed"] == true)
+}
+
+/// Two writes this far apart (the later sent this long after the earlier was answered) are
+/// ordered by last writer wins as they were made: their records' creation times (ms) cannot
+/// tie.
+const APART: Duration = Duration::from_millis(3);
+
+/// What a region's requests left of a pair during the split: the state its last request asked
+/// for, and its last write (when it was sent and answered, and the state it made).
+#[derive(Default, Clone, Copy)]
+struct Left {
+    state: bool,
+    write: Option<((Instant, Instant), bool)>,
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -61,7 +76,7 @@ async fn split_brain_loses_only_what_both_regions_wrote_and_keeps_counts_exact()
     // Before the split: every other pair liked, at home in A.
     let mut before: HashMap<Pair, bool> = HashMap::new();
     for (i, pair) in pairs.iter().enumerate() {
-        before.insert(pair.clone(), set(&regions[A], pair, i % 2 == 0).await);
+        before.insert(pair.clone(), set(&regions[A], pair, i % 2 == 0).await.0);
     }
     quiet(&regions, &replicator).await;
 
@@ -74,22 +89,27 @@ async fn split_brain_loses_only_what_both_regions_wrote_and_keeps_counts_exact()
         let (user, posts) = (user.clone(), posts.clone());
         tasks.push(tokio::spawn(async move {
             let mut x = 0x2545_F491_4F6C_DD1D_u64 ^ (u as u64 + 1);
-            let mut last: HashMap<(Pair, usize), bool> = HashMap::new();
-            for _ in 0..12 {
+            let mut left: HashMap<(Pair, usize), Left> = HashMap::new();
+            for _ in 0..20 {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
                 let pair = (posts[(x % 3) as usize].clone(), user.clone());
                 let r = ((x >> 8) % 2) as usize;
-                let liked = set(&regions[r], &pair, (x >> 16).is_multiple_of(2)).await;
-                last.insert((pair, r), liked);
+                let sent = Instant::now();
+                let (state, changed) = set(&regions[r], &pair, (x >> 16).is_multiple_of(2)).await;
+                let entry = left.entry((pair, r)).or_default();
+                entry.state = state;
+                if changed {
+                    entry.write = Some(((sent, Instant::now()), state));
+                }
             }
-            last
+            left
         }));
     }
-    let mut last: HashMap<(Pair, usize), bool> = HashMap::new();
+    let mut left: HashMap<(Pair, usize), Left> = HashMap::new();
     for t in tasks {
-        last.extend(t.await.expect("a user's requests"));
+        left.extend(t.await.expect("a user's requests"));
     }
 
     replicator.cut(false);
@@ -103,33 +123,45 @@ async fn split_brain_loses_only_what_both_regions_wrote_and_keeps_counts_exact()
             assert_eq!(counted, held, "{}: post {p}", region.name);
         }
     }
-    let mut both = 0;
+    // A pair's state after the rejoin: its later write's, by last writer wins; with no write
+    // in the split, as before it (requests that changed nothing wrote nothing).
+    let (mut decided, mut close) = (0, 0);
     for pair in &pairs {
         let pb = PostBucket {
             post: pair.0.clone(),
             bucket: bucket_of(&pair.1),
         };
         let now = a_items.contains_key(&(pb.to_string(), pair.1.to_string()));
-        match (last.get(&(pair.clone(), A)), last.get(&(pair.clone(), B))) {
-            (None, None) => assert_eq!(now, before[pair], "{pair:?}: unwritten in the split"),
-            (Some(a), None) => assert_eq!(now, *a, "{pair:?}: written in A only"),
-            (None, Some(b)) => assert_eq!(now, *b, "{pair:?}: written in B only"),
-            (Some(a), Some(b)) => {
-                both += 1;
-                assert!(
-                    now == *a || now == *b,
-                    "{pair:?}: neither region's last state"
-                );
+        let written = |r: usize| left.get(&(pair.clone(), r)).and_then(|l| l.write);
+        match (written(A), written(B)) {
+            (None, None) => assert_eq!(now, before[pair], "{pair:?}: no write in the split"),
+            (Some((_, a)), None) => assert_eq!(now, a, "{pair:?}: written in A only"),
+            (None, Some((_, b))) => assert_eq!(now, b, "{pair:?}: written in B only"),
+            (Some((ta, a)), Some((tb, b))) if a != b => {
+                // The later write, and how long after the earlier's answer it was sent.
+                let ((first, _), (second, later)) = if ta.0 > tb.0 {
+                    ((tb, b), (ta, a))
+                } else {
+                    ((ta, a), (tb, b))
+                };
+                if second.0.saturating_duration_since(first.1) >= APART {
+                    decided += 1;
+                    assert_eq!(now, later, "{pair:?}: not the later write's state");
+                } else {
+                    close += 1;
+                    assert!(now == a || now == b, "{pair:?}: neither write's state");
+                }
             }
+            (Some((_, a)), Some(_)) => assert_eq!(now, a, "{pair:?}: both regions wrote it so"),
         }
     }
     eprintln!(
-        "split brain: {} pairs, {both} written in both regions; replicator {:?}",
+        "split brain: {} pairs, {decided} conflicts decided by the later write ({close} too close to order); replicator {:?}",
         pairs.len(),
         replicator.stats()
     );
     assert!(
-        both > 0,
-        "no pair was written in both regions: nothing was settled"
+        decided > 0,
+        "no pair was written differently in both regions: last writer wins decided nothing"
     );
 }

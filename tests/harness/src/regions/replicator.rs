@@ -156,11 +156,15 @@ impl Replicator {
     /// many changes were learnt or sent.
     pub async fn step(&self) -> usize {
         let _one = self.stepping.lock().await;
+        // Whether the regions are joined, as the round starts: a rejoin mid-round must not
+        // send changes before the round has learnt every write made during the cut (a local
+        // write not yet learnt would be overwritten, its record taken for the replicator's).
+        let joined = !self.cut.load(Ordering::SeqCst);
         let mut moved = 0;
         for r in 0..2 {
             moved += self.learn(r).await;
         }
-        if !self.cut.load(Ordering::SeqCst) {
+        if joined {
             for r in 0..2 {
                 moved += self.send(r).await;
             }
