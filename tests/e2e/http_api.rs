@@ -89,6 +89,7 @@ fn the_local_authorizer_rejects_bad_tokens_and_a_token_acts_only_as_its_user() {
             nbf: None,
             iss: None,
             aud: Some(jwt::DEFAULT_AUDIENCE.into()),
+            other: Default::default(),
         },
     )
     .unwrap();

@@ -6,9 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use count_aggregator::{Aggregator, Settings as AggregatorSettings};
-use likes_api::liker_ids::LikerIds;
 use likes_aws::dynamo::schema::{COUNTS, ERASE_REQUESTS, EVENT_STATE, LIKES, MARKERS};
-use likes_aws::env::{LikerIdsSetting, Published};
+use likes_aws::env::Published;
 use likes_aws::eventbridge::{ensure_bus, EventBridgeBus};
 use likes_aws::sqs_erase_queue::SqsEraseQueue;
 use likes_aws::{
@@ -27,7 +26,7 @@ use crate::esm::source::DynamoStream;
 use crate::esm::{Mapping, Stats};
 use crate::events::{EventFeed, EventTotals, EventsFunction, FeedingBus, EVENTS_FAILURE_QUEUE};
 use crate::settings::Settings;
-use crate::{demo, erase_poller, gateway, lab, moto, product_bus, setup};
+use crate::{api, demo, erase_poller, gateway, lab, moto, product_bus, setup};
 
 pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     let started = Instant::now();
@@ -56,7 +55,7 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     };
     // Before the emulator: a wrong issuer or audience stops `make dev` at once.
     let own_auth = if settings.function_auth {
-        Some(function_auth().await?)
+        Some(api::function_auth().await?)
     } else {
         None
     };
@@ -246,48 +245,8 @@ pub async fn dev(settings: Settings) -> Result<(), LocalError> {
     ready.store(true, Ordering::SeqCst);
 
     let report = Arc::new(Mutex::new(serde_json::Value::Null));
-    let liker_ids = match &settings.liker_ids {
-        LikerIdsSetting::Raw => LikerIds::Raw,
-        LikerIdsSetting::Opaque { key } => LikerIds::opaque(key.as_bytes())
-            .ok_or_else(|| LocalError::Setup("LIKES_LIKER_ID_KEY is not usable".into()))?,
-    };
     setup::ensure_table(&dynamo, &MARKERS, &settings.markers_table).await?;
-    let mut app = likes_api::App::with_cache(
-        DynamoLikes::new(api_dynamo.clone(), &settings.likes_table)
-            .with_markers(Some(&settings.markers_table)),
-        DynamoCounts::new(api_dynamo.clone(), &settings.counts_table),
-        likes_api::CountCache::new(settings.tuning.count_cache)
-            .with_feed_age(settings.tuning.summary_counts),
-    )
-    .with_summary_mine(settings.tuning.summary_mine)
-    .with_erase_queue(jobs)
-    .with_erasure_requests(erasures)
-    .with_suspensions(Arc::new(likes_aws::DynamoSuspensions::new(
-        api_dynamo.clone(),
-        &settings.erase_requests_table,
-    )))
-    .with_policies(
-        Some(Arc::new(likes_aws::DynamoPolicies::new(
-            api_dynamo.clone(),
-            &settings.erase_requests_table,
-        ))),
-        settings.tuning.policy_defaults,
-    )
-    .with_blocks(Arc::new(likes_aws::DynamoBlocks::new(
-        api_dynamo,
-        &settings.erase_requests_table,
-    )))
-    .with_limits(settings.limits)
-    .with_reactions(settings.reactions.clone())
-    .with_liker_ids(liker_ids);
-    if let Some(url) = &settings.shared_counts_url {
-        let shared = likes_api::shared_counts::valkey::Valkey::open(url)
-            .map_err(|e| LocalError::Setup(format!("LIKES_SHARED_COUNTS_URL: {e}")))?;
-        if let Err(e) = shared.connect().await {
-            tracing::warn!(error = %e, "the shared count tier at {url} cannot be reached; summaries read DynamoDB");
-        }
-        app = app.with_shared_counts(Arc::new(shared));
-    }
+    let mut app = api::app(&settings, api_dynamo, jobs, erasures).await?;
     let authorizer = if let Some(auth) = own_auth {
         app = app.with_auth(auth);
         None
@@ -401,22 +360,4 @@ async fn shutdown_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-}
-
-/// `LIKES_AUTH=jwt`: the function's own verifier, configured as on Lambda (docs/auth.md), its
-/// keys fetched now so that a wrong issuer is reported at start, not on the first request.
-async fn function_auth() -> Result<likes_api::Auth, LocalError> {
-    let verifier = likes_auth::Verifier::from_env()
-        .map_err(|e| LocalError::Setup(format!("LIKES_AUTH=jwt: {e}")))?;
-    verifier.prefetch().await.map_err(|e| {
-        LocalError::Setup(format!(
-            "LIKES_AUTH=jwt: the issuer's keys: {e} ({})",
-            std::error::Error::source(&e).map_or(String::new(), ToString::to_string)
-        ))
-    })?;
-    tracing::info!(
-        "no authorizer: the API verifies bearer tokens itself (LIKES_AUTH=jwt), issuer {:?}",
-        std::env::var("LIKES_JWT_ISSUER").unwrap_or_default()
-    );
-    Ok(likes_api::Auth::Function(Box::new(verifier)))
 }

@@ -80,6 +80,9 @@ fn claim_map(claims: jwt::Verified) -> serde_json::Map<String, serde_json::Value
     if let Some(iat) = claims.iat {
         map.insert("iat".into(), iat.to_string().into());
     }
+    for (name, value) in claims.other {
+        map.entry(name).or_insert(value.into());
+    }
     map
 }
 

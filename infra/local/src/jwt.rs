@@ -7,6 +7,7 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Default local signing secret. Local only: it signs nothing that reaches AWS.
 pub const DEFAULT_SECRET: &str = "likes-local-dev-secret";
@@ -34,6 +35,10 @@ pub struct Claims {
     pub iss: Option<String>,
     /// A string or a list of strings (RFC 7519).
     pub aud: Option<Value>,
+    /// Every other claim (a home claim, a provider's own), passed on as API Gateway passes
+    /// them.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
 }
 
 /// Verified claims, as the handler receives them.
@@ -44,6 +49,9 @@ pub struct Verified {
     pub aud: String,
     pub exp: i64,
     pub iat: Option<i64>,
+    /// The token's other claims whose values are strings (API Gateway passes every claim on
+    /// as a string; a structured one is left out here).
+    pub other: BTreeMap<String, String>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -79,6 +87,7 @@ impl Authorizer {
             exp: Some(now + ttl_secs),
             iss: Some(self.issuer.clone()),
             aud: Some(self.audience.clone().into()),
+            other: BTreeMap::new(),
         };
         sign(&self.secret, &claims)
     }
@@ -137,6 +146,11 @@ impl Authorizer {
             aud: self.audience.clone(),
             exp,
             iat: claims.iat,
+            other: claims
+                .other
+                .into_iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k, v.to_owned())))
+                .collect(),
         })
     }
 }
@@ -172,6 +186,7 @@ mod tests {
             nbf: None,
             iss: Some(DEFAULT_ISSUER.into()),
             aud: Some(serde_json::json!(["other", DEFAULT_AUDIENCE])),
+            other: BTreeMap::new(),
         }
     }
 
@@ -187,6 +202,24 @@ mod tests {
         let v = a.verify(Some(&format!("Bearer {t}"))).unwrap();
         assert_eq!(v.sub, "7c9e6679-7425-40de-944b-e07fc1f90ae7");
         assert_eq!(verify_claims(&claims()).unwrap().sub, "auth0|abc");
+    }
+
+    #[test]
+    fn passes_other_string_claims_on_as_api_gateway_does() {
+        let mut c = claims();
+        c.other.insert("custom:home".into(), "eu".into());
+        c.other
+            .insert("groups".into(), serde_json::json!(["a", "b"]));
+        let v = verify_claims(&c).unwrap();
+        assert_eq!(v.other.get("custom:home").map(String::as_str), Some("eu"));
+        assert!(
+            !v.other.contains_key("groups"),
+            "a structured claim is left out"
+        );
+        assert!(
+            !v.other.contains_key("sub"),
+            "the named claims are not repeated"
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! mappings (the aggregator's and the events function's), played locally around the same
 //! handler code that runs on Lambda.
 
+pub mod api;
 pub mod chaos;
 pub mod cors;
 pub mod demo;

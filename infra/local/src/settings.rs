@@ -76,6 +76,10 @@ pub struct Settings {
     /// The count tier the API's environments share (`LIKES_SHARED_COUNTS_URL`, e.g.
     /// `redis://127.0.0.1:6379` of a local `redis-server`); none by default.
     pub shared_counts_url: Option<String>,
+    /// Two regions' home gate (`LIKES_HOME_CLAIM`, the token claim naming a user's home): the
+    /// API serves only the homes opened with `likes-admin homes`; none by default (every
+    /// caller served).
+    pub home_claim: Option<String>,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -183,6 +187,7 @@ impl Settings {
                 }
             },
             shared_counts_url: var("LIKES_SHARED_COUNTS_URL"),
+            home_claim: var("LIKES_HOME_CLAIM"),
         })
     }
 }
