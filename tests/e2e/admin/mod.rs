@@ -8,6 +8,7 @@ use crate::common;
 mod account;
 mod erase;
 mod given_up;
+mod homes;
 mod policies;
 mod product;
 mod reactions;
