@@ -39,7 +39,7 @@ impl HomeGate {
     pub(crate) async fn admit(&self, home: Option<&str>) -> Result<(), Failure> {
         let Some(home) = home else {
             return Err(ApiError::wrong_region(format!(
-                "the token has no {} claim: this region serves callers by their home",
+                "the token has no {} claim (a string): this region serves callers by their home",
                 self.claim
             ))
             .into());
