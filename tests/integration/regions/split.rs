@@ -1,7 +1,7 @@
 //! Split brain between two regions (docs/regions.md#failover-and-one-request-one-effect),
 //! simulated as `regions` simulates MREC: region A is cut off but still takes its users'
 //! requests while B takes them too (as with their home open in both; the gates themselves
-//! are `regions_move`'s), some users' requests going to A (a stale address), some to B, for
+//! are `planned_move`'s), some users' requests going to A (a stale address), some to B, for
 //! the split's length. After the rejoin and quiet:
 //! - both replicas hold the same items, and each region's counts equal its own table;
 //! - a pair written in one region only during the split ends as that write left it (nothing
