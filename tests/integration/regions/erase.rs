@@ -7,14 +7,13 @@
 //! it, and quiet, the account has no like in either region, the replicas are equal and each
 //! region's counts equal its table.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use likes_core::erase::{erase_user, Sweep};
-use likes_core::{bucket_of, PostBucket, PostId, UserId};
-use likes_harness::regions::replicator::{Delays, Replicator};
-use likes_harness::regions::{quiet, spawn, Region};
-use likes_harness::{call_as, emulator, like_path};
+use likes_core::{PostId, UserId};
+use likes_harness::regions::replicator::Delays;
+use likes_harness::regions::{like_key, pair, quiet, spawn, Region};
+use likes_harness::{call_as, like_path};
 
 const A: usize = 0;
 const B: usize = 1;
@@ -30,13 +29,7 @@ async fn liked(region: &Region, user: &UserId, posts: &[PostId]) -> Vec<PostId> 
     let items = region.items().await;
     posts
         .iter()
-        .filter(|p| {
-            let pb = PostBucket {
-                post: (*p).clone(),
-                bucket: bucket_of(user),
-            };
-            items.contains_key(&(pb.to_string(), user.to_string()))
-        })
+        .filter(|p| items.contains_key(&like_key(p, user)))
         .cloned()
         .collect()
 }
@@ -58,21 +51,11 @@ async fn erase(region: &Region, user: &UserId) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_account_erased_during_a_cut_leaves_no_like_in_either_region_after_the_runbook() {
     let b_moto = likes_harness::regions::Moto::start().await;
-    let suffix = uuid::Uuid::new_v4().simple().to_string();
-    let regions = [
-        Region::create("A", &emulator(), &suffix).await,
-        Region::create("B", &b_moto.endpoint, &suffix).await,
-    ];
     let delays = Delays {
         min: Duration::from_millis(50),
         max: Duration::from_millis(200),
     };
-    let replicator = Replicator::new(
-        [Arc::clone(&regions[A]), Arc::clone(&regions[B])],
-        delays,
-        31,
-    )
-    .await;
+    let (regions, replicator) = pair(&b_moto, delays, 31).await;
     let stop = spawn(&replicator);
     let posts: Vec<PostId> = (0..6).map(|_| PostId::new_random()).collect();
     let (gone, stays) = (UserId::new_random(), UserId::new_random());

@@ -21,10 +21,10 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use likes_admin::{audit::audit_post, recount::recount_post, Stores};
-use likes_core::{bucket_of, PostBucket, PostId, UserId};
-use likes_harness::regions::replicator::{Delays, Replicator};
-use likes_harness::regions::{quiet, spawn, Moto, Region};
-use likes_harness::{call_as, emulator, like_path};
+use likes_core::{bucket_of, PostId, UserId};
+use likes_harness::regions::replicator::Delays;
+use likes_harness::regions::{like_key, pair, quiet, spawn, Moto, Region};
+use likes_harness::{call_as, like_path};
 
 const A: usize = 0;
 const B: usize = 1;
@@ -117,21 +117,11 @@ async fn run_users(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_regions_keep_counts_exact_through_merged_replication_and_a_failover() {
     let b_moto = Moto::start().await;
-    let suffix = uuid::Uuid::new_v4().simple().to_string();
-    let regions = [
-        Region::create("A", &emulator(), &suffix).await,
-        Region::create("B", &b_moto.endpoint, &suffix).await,
-    ];
     let delays = Delays {
         min: Duration::from_millis(50),
         max: Duration::from_millis(400),
     };
-    let replicator = Replicator::new(
-        [Arc::clone(&regions[A]), Arc::clone(&regions[B])],
-        delays,
-        7,
-    )
-    .await;
+    let (regions, replicator) = pair(&b_moto, delays, 7).await;
     let stop = spawn(&replicator);
 
     let posts: Vec<PostId> = (0..4).map(|_| PostId::new_random()).collect();
@@ -210,13 +200,7 @@ async fn two_regions_keep_counts_exact_through_merged_replication_and_a_failover
         }
     }
     let state_of = |items: &BTreeMap<(String, String), likes_harness::regions::Item>,
-                    pair: &Pair| {
-        let pb = PostBucket {
-            post: pair.0.clone(),
-            bucket: bucket_of(&pair.1),
-        };
-        items.contains_key(&(pb.to_string(), pair.1.to_string()))
-    };
+                    pair: &Pair| items.contains_key(&like_key(&pair.0, &pair.1));
     let mut lost = 0;
     for (pair, last) in &acked {
         let now = state_of(&a_items, pair);

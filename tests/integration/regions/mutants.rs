@@ -8,13 +8,12 @@
 //! reaches A: last writer wins keeps the like in both; the mutant takes each arrival, so A
 //! ends liked and B not.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use likes_core::{bucket_of, PostBucket, PostId, UserId};
-use likes_harness::regions::replicator::{Delays, Replicator};
-use likes_harness::regions::{quiet, spawn, Moto, Region};
-use likes_harness::{call_as, emulator, like_path};
+use likes_core::{PostId, UserId};
+use likes_harness::regions::replicator::Delays;
+use likes_harness::regions::{like_key, pair, quiet, spawn, Moto, Region};
+use likes_harness::{call_as, like_path};
 
 const A: usize = 0;
 const B: usize = 1;
@@ -29,21 +28,11 @@ async fn like(region: &Region, post: &PostId, user: &UserId, liked: bool) {
 /// Whether each region ends with the like, after the conflict, replicated by a replicator
 /// with or without last writer wins.
 async fn conflict(last_writer_wins: bool, b_moto: &Moto) -> [bool; 2] {
-    let suffix = uuid::Uuid::new_v4().simple().to_string();
-    let regions = [
-        Region::create("A", &emulator(), &suffix).await,
-        Region::create("B", &b_moto.endpoint, &suffix).await,
-    ];
     let delays = Delays {
         min: Duration::from_millis(20),
         max: Duration::from_millis(60),
     };
-    let replicator = Replicator::new(
-        [Arc::clone(&regions[A]), Arc::clone(&regions[B])],
-        delays,
-        5,
-    )
-    .await;
+    let (regions, replicator) = pair(b_moto, delays, 5).await;
     replicator.last_writer_wins(last_writer_wins);
     let stop = spawn(&replicator);
     let (post, user) = (PostId::new_random(), UserId::new_random());
@@ -56,18 +45,14 @@ async fn conflict(last_writer_wins: bool, b_moto: &Moto) -> [bool; 2] {
     replicator.cut(false);
     quiet(&regions, &replicator).await;
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    let key = (
-        PostBucket {
-            post,
-            bucket: bucket_of(&user),
-        }
-        .to_string(),
-        user.to_string(),
-    );
+    let key = like_key(&post, &user);
     let mut liked = [false; 2];
     for r in [A, B] {
         liked[r] = regions[r].items().await.contains_key(&key);
-        for (held, counted) in regions[r].counts_against_table(&[key_post(&key)]).await {
+        for (held, counted) in regions[r]
+            .counts_against_table(std::slice::from_ref(&post))
+            .await
+        {
             assert_eq!(
                 counted, held,
                 "{}: counts follow the table either way",
@@ -76,10 +61,6 @@ async fn conflict(last_writer_wins: bool, b_moto: &Moto) -> [bool; 2] {
         }
     }
     liked
-}
-
-fn key_post(key: &(String, String)) -> PostId {
-    PostBucket::parse(&key.0).expect("a post bucket").post
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,11 +17,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use likes_core::homes::{Home, Homes};
-use likes_core::{bucket_of, PostBucket, PostId, UserId};
+use likes_core::{PostId, UserId};
 use likes_harness::linear::{answer_of, linearizable, Answer, Kind, Op};
-use likes_harness::regions::replicator::{Delays, Replicator};
-use likes_harness::regions::{quiet, spawn, Moto, Region};
-use likes_harness::{call, emulator, like_path, ApiEvent};
+use likes_harness::regions::replicator::Delays;
+use likes_harness::regions::{like_key, pair, quiet, spawn, Moto, Region};
+use likes_harness::{call, like_path, ApiEvent};
 use serde_json::Map;
 
 const A: usize = 0;
@@ -118,11 +118,11 @@ async fn until(what: &str, done: impl Fn() -> bool) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_planned_move_keeps_every_pair_linearizable_across_regions() {
     let b_moto = Moto::start().await;
-    let suffix = uuid::Uuid::new_v4().simple().to_string();
-    let regions = [
-        Region::create("A", &emulator(), &suffix).await,
-        Region::create("B", &b_moto.endpoint, &suffix).await,
-    ];
+    let delays = Delays {
+        min: Duration::from_millis(50),
+        max: Duration::from_millis(400),
+    };
+    let (regions, replicator) = pair(&b_moto, delays, 23).await;
     let h = Home::parse("h").expect("a home");
     regions[A]
         .homes()
@@ -144,16 +144,6 @@ async fn a_planned_move_keeps_every_pair_linearizable_across_regions() {
         (421, &serde_json::json!("wrong_region")),
         "{body}"
     );
-    let delays = Delays {
-        min: Duration::from_millis(50),
-        max: Duration::from_millis(400),
-    };
-    let replicator = Replicator::new(
-        [Arc::clone(&regions[A]), Arc::clone(&regions[B])],
-        delays,
-        23,
-    )
-    .await;
     let stop_replicator = spawn(&replicator);
 
     let routing = Arc::new(Routing {
@@ -230,15 +220,7 @@ async fn a_planned_move_keeps_every_pair_linearizable_across_regions() {
     }
     let mut applied = 0;
     for (pair, ops) in &histories {
-        let key = (
-            PostBucket {
-                post: pair.0.clone(),
-                bucket: bucket_of(&pair.1),
-            }
-            .to_string(),
-            pair.1.to_string(),
-        );
-        let liked = a_items.contains_key(&key);
+        let liked = a_items.contains_key(&like_key(&pair.0, &pair.1));
         assert!(
             linearizable(ops, liked),
             "{pair:?} is not linearizable (ends liked: {liked}): {ops:?}"

@@ -15,10 +15,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use likes_core::{bucket_of, PostBucket, PostId, UserId};
-use likes_harness::regions::replicator::{Delays, Replicator};
-use likes_harness::regions::{quiet, spawn, Moto, Region};
-use likes_harness::{call_as, emulator, like_path};
+use likes_core::{PostId, UserId};
+use likes_harness::regions::replicator::Delays;
+use likes_harness::regions::{like_key, pair, quiet, spawn, Moto, Region};
+use likes_harness::{call_as, like_path};
 
 const A: usize = 0;
 const B: usize = 1;
@@ -50,21 +50,11 @@ struct Left {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn split_brain_loses_only_what_both_regions_wrote_and_keeps_counts_exact() {
     let b_moto = Moto::start().await;
-    let suffix = uuid::Uuid::new_v4().simple().to_string();
-    let regions = [
-        Region::create("A", &emulator(), &suffix).await,
-        Region::create("B", &b_moto.endpoint, &suffix).await,
-    ];
     let delays = Delays {
         min: Duration::from_millis(50),
         max: Duration::from_millis(300),
     };
-    let replicator = Replicator::new(
-        [Arc::clone(&regions[A]), Arc::clone(&regions[B])],
-        delays,
-        41,
-    )
-    .await;
+    let (regions, replicator) = pair(&b_moto, delays, 41).await;
     let stop = spawn(&replicator);
     let users: Vec<UserId> = (0..4).map(|_| UserId::new_random()).collect();
     let posts: Vec<PostId> = (0..3).map(|_| PostId::new_random()).collect();
@@ -127,11 +117,7 @@ async fn split_brain_loses_only_what_both_regions_wrote_and_keeps_counts_exact()
     // in the split, as before it (requests that changed nothing wrote nothing).
     let (mut decided, mut close) = (0, 0);
     for pair in &pairs {
-        let pb = PostBucket {
-            post: pair.0.clone(),
-            bucket: bucket_of(&pair.1),
-        };
-        let now = a_items.contains_key(&(pb.to_string(), pair.1.to_string()));
+        let now = a_items.contains_key(&like_key(&pair.0, &pair.1));
         let written = |r: usize| left.get(&(pair.clone(), r)).and_then(|l| l.write);
         match (written(A), written(B)) {
             (None, None) => assert_eq!(now, before[pair], "{pair:?}: no write in the split"),

@@ -21,14 +21,14 @@ use aws_sdk_dynamodbstreams::types::ShardIteratorType;
 use count_aggregator::Aggregator;
 use likes_aws::dynamo::schema::{create_table, ERASE_REQUESTS};
 use likes_aws::{DynamoCounts, DynamoHomes, DynamoLikes};
-use likes_core::{CountsRead, PostBucket, PostId};
+use likes_core::{bucket_of, CountsRead, PostBucket, PostId, UserId};
 use likes_sim::stream::StreamRecord;
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
 use crate::stream::event_json;
 use crate::Tables;
-use replicator::Replicator;
+use replicator::{Delays, Replicator};
 
 /// A second moto server on a loopback port of its own, stopped when dropped.
 pub struct Moto {
@@ -334,4 +334,30 @@ pub async fn quiet(regions: &[Arc<Region>; 2], replicator: &Replicator) {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Regions A (on the suite's emulator) and B (on `b`), their tables named alike as a global
+/// table's replicas are, and a replicator between them (`delays`, seeded).
+pub async fn pair(b: &Moto, delays: Delays, seed: u64) -> ([Arc<Region>; 2], Arc<Replicator>) {
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    let regions = [
+        Region::create("A", &crate::emulator(), &suffix).await,
+        Region::create("B", &b.endpoint, &suffix).await,
+    ];
+    let replicator = Replicator::new(
+        [Arc::clone(&regions[0]), Arc::clone(&regions[1])],
+        delays,
+        seed,
+    )
+    .await;
+    (regions, replicator)
+}
+
+/// The key [`Region::items`] gives `user`'s like of `post`.
+pub fn like_key(post: &PostId, user: &UserId) -> (String, String) {
+    let pb = PostBucket {
+        post: post.clone(),
+        bucket: bucket_of(user),
+    };
+    (pb.to_string(), user.to_string())
 }
